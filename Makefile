@@ -1,0 +1,30 @@
+# Every target creates .venv with the machine's python3 and installs the workspace first.
+# The stamp depends on every pyproject.toml so a changed entry point reinstalls.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PROJECT_FILES := requirements-dev.txt $(wildcard */pyproject.toml) $(wildcard tests/fixtures/*/pyproject.toml)
+
+.PHONY: demo test bench install clean
+
+$(STAMP): $(PROJECT_FILES)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/mas-ctl compile library-standard/examples/agent/agent.yaml
+	$(BIN)/mas-ctl plugins
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,102 @@
+"""Exceptions the kernel raises, each carrying enough to print one clear line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class MasError(Exception):
+    """Base class of every error mas raises on purpose."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with user input: where it is, what is wrong, and the value found.
+
+    ``location`` is a dotted YAML path such as ``spec.context_manager.params.keep_turns``;
+    ``source`` is the file (or ``<string>``) it came from.
+    """
+
+    source: str
+    location: str
+    message: str
+    value: object = None
+    has_value: bool = False
+
+    def format(self) -> str:
+        """Render as ``file: path: message (got value)``, the one-line form the CLI prints."""
+        where = f"{self.source}: {self.location}: " if self.location else f"{self.source}: "
+        got = f" (got {_short_repr(self.value)})" if self.has_value else ""
+        return f"{where}{self.message}{got}"
+
+
+def _short_repr(value: object, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class ManifestError(MasError):
+    """A manifest, overlay, experiment or params block failed validation.
+
+    Holds every problem found, so the user fixes them all in one pass.
+    """
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(p.format() for p in self.problems))
+
+
+class PluginLoadError(MasError):
+    """A plugin's entry point could not be imported or registered.
+
+    The message names the entry point, its group, and the distribution and version that
+    declared it; the original exception is the ``__cause__``.
+    """
+
+    def __init__(
+        self, entry_point: str, group: str, distribution: str | None, version: str | None,
+        reason: BaseException,
+    ) -> None:
+        self.entry_point = entry_point
+        self.group = group
+        self.distribution = distribution
+        self.version = version
+        self.reason = reason
+        dist = f"{distribution} {version}" if distribution else "unknown distribution"
+        super().__init__(
+            f'Error importing plugin "{entry_point}" (entry point group {group!r}, '
+            f"distribution {dist}): {type(reason).__name__}: {reason}"
+        )
+
+
+class UnknownTypeError(MasError, LookupError):
+    """A ``type:`` string names nothing registered for that kind.
+
+    The message lists what is available and the closest match.
+    """
+
+    def __init__(self, kind: str, name: str, available: list[str], hint: str = "") -> None:
+        self.kind = kind
+        self.name = name
+        self.available = available
+        listing = ", ".join(available) if available else "none registered"
+        super().__init__(f"unknown {kind} type {name!r}{hint}; available: {listing}")
+
+
+class DuplicateTypeError(MasError):
+    """Two plugins registered the same type string for one kind."""
+
+    def __init__(self, kind: str, name: str, first: str, second: str) -> None:
+        self.kind = kind
+        self.name = name
+        super().__init__(
+            f"{kind} type {name!r} registered twice: by {first} and by {second}"
+        )
+
+
+class BudgetExceededError(MasError):
+    """A run hit ``spec.budget.max_llm_calls``."""
+
+
+class ModelCallError(MasError):
+    """A model call failed after LiteLLM's own retries; the message says why, once."""

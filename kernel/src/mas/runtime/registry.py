@@ -1,0 +1,218 @@
+"""Typed registries of the named types plugins provide, one per kind.
+
+A manifest binds a strategy by its ``type:`` string; the kind comes from where the string
+stands (``spec.context_manager.type`` is a ``context_manager``). Names are lower_snake_case
+and are looked up with ``-`` folded to ``_`` and case ignored.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from mas.runtime.errors import DuplicateTypeError, UnknownTypeError
+
+KINDS: tuple[str, ...] = (
+    "context_manager",
+    "summarizer",
+    "eval_metric",
+    "lab_step",
+    "model_provider",
+    "cli_command",
+)
+"""Every kind of registered type, in the order their hooks are called."""
+
+REGISTRATION_HOOKS: dict[str, str] = {
+    "context_manager": "mas_register_context_managers",
+    "summarizer": "mas_register_summarizers",
+    "eval_metric": "mas_register_eval_metrics",
+    "lab_step": "mas_register_lab_steps",
+    "model_provider": "mas_register_model_providers",
+    "cli_command": "mas_register_cli_commands",
+}
+"""The registration hookspec that fills each kind."""
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class NoParams(BaseModel):
+    """Params model for types that take none: any key given is an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def fold_type_name(name: str) -> str:
+    """Fold a user-written type string for lookup: trim, lower-case, ``-`` to ``_``."""
+    return name.strip().lower().replace("-", "_")
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """Which plugin, and which distribution, provided something."""
+
+    name: str
+    distribution: str | None = None
+    version: str | None = None
+
+    def describe(self) -> str:
+        """``plugin "standard" (mas-library-standard 0.1.0)``, for error messages."""
+        if self.distribution:
+            return f'plugin "{self.name}" ({self.distribution} {self.version})'
+        return f'plugin "{self.name}"'
+
+
+@dataclass(frozen=True)
+class TypeEntry:
+    """One registered type: its name, how to build it, and its params model."""
+
+    kind: str
+    name: str
+    factory: Callable[..., Any]
+    params: type[BaseModel]
+    description: str
+    provider: PluginInfo
+    aliases: tuple[str, ...] = ()
+
+    def validate_params(self, raw: dict[str, Any] | None) -> BaseModel:
+        """Validate ``raw`` against this type's ``Params``; raises pydantic's error."""
+        return self.params.model_validate(raw or {})
+
+
+@dataclass
+class KindRegistry:
+    """The registry of one kind, handed to that kind's registration hook.
+
+    ``current`` is set by the runtime to the plugin whose hook is running, so each entry
+    records its provider without the plugin having to say who it is.
+    """
+
+    kind: str
+    entries: dict[str, TypeEntry] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+    current: PluginInfo = field(default_factory=lambda: PluginInfo("<in-process>"))
+    failed_plugins: list[str] = field(default_factory=list)
+
+    def register(
+        self,
+        name: str,
+        factory: Callable[..., Any],
+        *,
+        params: type[BaseModel] | None = None,
+        description: str = "",
+        aliases: tuple[str, ...] | list[str] = (),
+    ) -> None:
+        """Add a type string for this kind.
+
+        :param name: lower_snake_case type string users write in manifests.
+        :param factory: builds the bound object (its arguments depend on the kind).
+        :param params: pydantic v2 model of the type's params; ``extra="forbid"`` expected.
+            Omitted means the type takes no params.
+        :param description: one line shown by ``mas-ctl plugins``.
+        :param aliases: other names that bind the same type (folded like ``name``).
+        :raises ValueError: the name is not lower_snake_case.
+        :raises DuplicateTypeError: another plugin already registered the name.
+        """
+        if not _NAME.match(name):
+            raise ValueError(f"{self.kind} type name {name!r} must be lower_snake_case")
+        entry = TypeEntry(
+            kind=self.kind,
+            name=name,
+            factory=factory,
+            params=params or NoParams,
+            description=description or (factory.__doc__ or "").strip().split("\n")[0],
+            provider=self.current,
+            aliases=tuple(fold_type_name(a) for a in aliases),
+        )
+        for key in (name, *entry.aliases):
+            owner = self._owner(key)
+            if owner is not None:
+                raise DuplicateTypeError(
+                    self.kind, key, owner.provider.describe(), self.current.describe()
+                )
+        self.entries[name] = entry
+        for alias in entry.aliases:
+            self.aliases[alias] = name
+
+    def _owner(self, folded: str) -> TypeEntry | None:
+        canonical = self.aliases.get(folded, folded)
+        return self.entries.get(canonical)
+
+    def get(self, name: str) -> TypeEntry:
+        """Look a type string up, folding case and ``-``.
+
+        :raises UnknownTypeError: listing the available names and the closest match.
+        """
+        entry = self._owner(fold_type_name(name))
+        if entry is None:
+            raise self.unknown(name)
+        return entry
+
+    def unknown(self, name: str) -> UnknownTypeError:
+        """The error for an unknown ``name``: available names, closest match, failed plugins."""
+        candidates = sorted(self.entries) + sorted(self.aliases)
+        close = difflib.get_close_matches(fold_type_name(name), candidates, n=1, cutoff=0.5)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        if self.failed_plugins:
+            hint += f"; plugins that failed to load: {', '.join(self.failed_plugins)}"
+        return UnknownTypeError(self.kind, name, sorted(self.entries), hint)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._owner(fold_type_name(name)) is not None
+
+    def __iter__(self) -> Iterator[TypeEntry]:
+        return iter(sorted(self.entries.values(), key=lambda e: e.name))
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def names(self) -> list[str]:
+        """Registered names, sorted (aliases not included)."""
+        return sorted(self.entries)
+
+
+class Registries:
+    """All kinds' registries for one runtime: ``registries.summarizer.get("llm")``."""
+
+    def __init__(self) -> None:
+        self._by_kind = {kind: KindRegistry(kind) for kind in KINDS}
+
+    def __getitem__(self, kind: str) -> KindRegistry:
+        return self._by_kind[kind]
+
+    def __iter__(self) -> Iterator[KindRegistry]:
+        return iter(self._by_kind.values())
+
+    @property
+    def context_manager(self) -> KindRegistry:
+        """Registry of ``spec.context_manager.type`` strings."""
+        return self._by_kind["context_manager"]
+
+    @property
+    def summarizer(self) -> KindRegistry:
+        """Registry of summarizer type strings."""
+        return self._by_kind["summarizer"]
+
+    @property
+    def eval_metric(self) -> KindRegistry:
+        """Registry of eval metric ids."""
+        return self._by_kind["eval_metric"]
+
+    @property
+    def lab_step(self) -> KindRegistry:
+        """Registry of lab pipeline step types."""
+        return self._by_kind["lab_step"]
+
+    @property
+    def model_provider(self) -> KindRegistry:
+        """Registry of LiteLLM provider prefixes handled in-process."""
+        return self._by_kind["model_provider"]
+
+    @property
+    def cli_command(self) -> KindRegistry:
+        """Registry of extra ``mas-ctl`` subcommands."""
+        return self._by_kind["cli_command"]

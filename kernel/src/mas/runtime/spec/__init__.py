@@ -1,0 +1,1 @@
+"""Manifest models, loading, binding and model-reference resolution."""

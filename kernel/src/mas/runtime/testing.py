@@ -1,0 +1,38 @@
+"""Opt-in pytest plugin for testing mas plugins: enable with ``pytest_plugins = ["mas.runtime.testing"]``.
+
+Fixtures:
+
+``mas_runtime``
+    A fresh :class:`~mas.runtime.Runtime` with every installed entry-point plugin.
+``register_plugin``
+    ``register_plugin(obj, name=None)`` registers ``obj`` (a module or an object with
+    ``@hookimpl`` methods) into a fresh runtime built with the installed plugins plus every
+    object registered so far in this test, and returns that runtime. Nothing outlives the
+    test: each call builds a new manager.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from mas.runtime.runtime import Runtime
+
+
+@pytest.fixture
+def mas_runtime() -> Runtime:
+    """A fresh runtime with all installed plugins loaded from entry points."""
+    return Runtime.create()
+
+
+@pytest.fixture
+def register_plugin() -> Callable[..., Runtime]:
+    """Register in-process plugins for one test; returns a function giving a fresh runtime."""
+    registered: list[tuple[str, object]] = []
+
+    def register(plugin: object, name: str | None = None, *, entry_points: bool = True) -> Runtime:
+        registered.append((name or f"test-plugin-{len(registered)}", plugin))
+        return Runtime.create(entry_points=entry_points, plugins=list(registered))
+
+    return register

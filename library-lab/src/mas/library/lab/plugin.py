@@ -1,0 +1,1 @@
+"""Hook implementations of mas-library-lab (entry point ``lab``)."""

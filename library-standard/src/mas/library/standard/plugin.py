@@ -1,0 +1,1 @@
+"""Hook implementations of mas-library-standard (entry point ``standard``)."""
