@@ -7,7 +7,7 @@ through one of these Protocols. Factories registered for a kind are called as
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -77,6 +77,28 @@ class SummaryEngine(Protocol):
         ...
 
 
+@runtime_checkable
+class ChatEngine(Protocol):
+    """A model call the runtime makes outside an agent turn (a judge vote, say).
+
+    Calls go through the same engine as agent turns: response cache, cost accounting,
+    events and ``spec.budget.max_llm_calls`` all apply.
+    """
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        model: str,
+        temperature: float | None = None,
+        seed: int | None = None,
+        max_tokens: int | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> ModelReply:
+        """Send ``messages`` to ``model`` and return its reply."""
+        ...
+
+
 @dataclass
 class BindContext:
     """What a factory needs to know about the agent it is being bound into.
@@ -97,3 +119,8 @@ class BindContext:
     pin_activated: bool = True
     source: str = "<string>"
     location: str = ""
+
+    def at(self, *keys: str) -> BindContext:
+        """A copy whose ``location`` is extended by ``keys`` (for nested bindings)."""
+        location = ".".join([self.location, *keys]) if self.location else ".".join(keys)
+        return replace(self, location=location)
