@@ -73,6 +73,9 @@ def make_plugin_manager(
 
     pm = MasPluginManager()
     pm.add_hookspecs(hookspecs)
+    if os.environ.get(TRACE_ENV, "") not in ("", "0"):
+        pm.trace.root.setwriter(sys.stderr.write)
+        pm.enable_tracing()
     blocked = set(disabled) if disabled is not None else disabled_plugins()
     for name in blocked:
         pm.set_blocked(name)
@@ -82,9 +85,6 @@ def make_plugin_manager(
     if entry_points:
         _load_entry_points(pm, strict=strict)
     pm.check_pending()
-    if os.environ.get(TRACE_ENV, "") not in ("", "0"):
-        pm.trace.root.setwriter(sys.stderr.write)
-        pm.enable_tracing()
     return pm
 
 

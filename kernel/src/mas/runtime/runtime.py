@@ -82,6 +82,7 @@ def build_registries(pm: MasPluginManager) -> Registries:
         registry.failed_plugins = failed
         caller = getattr(pm.hook, REGISTRATION_HOOKS[kind])
         for impl in reversed(caller.get_hookimpls()):
+            pm.trace.root.get("registry")(caller.name, impl.plugin_name)
             registry.current = pm.info(impl.plugin_name)
             impl.function(**_accepted({"registry": registry}, impl.argnames))
     return registries

@@ -63,7 +63,7 @@ def bind(kind: str, binding: Binding, ctx: BindContext) -> Any:
         entry = registry.get(binding.type)
     except UnknownTypeError as exc:
         raise ManifestError(
-            [Problem(ctx.source, _at(ctx.location, "type"), str(exc), binding.type, True)]
+            [Problem(ctx.source, _at(ctx.location, "type"), str(exc))]
         ) from exc
     try:
         params = entry.validate_params(binding.params)

@@ -1,0 +1,56 @@
+"""``mas-ctl``: compile, validate and inspect manifests; list plugins; print schemas.
+
+User errors (bad manifests, unknown types) print one line per problem and exit 2 without
+a traceback; ``-v`` shows the traceback and INFO logs. Plugins add subcommands through
+``mas_register_cli_commands``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from mas.runtime.cli._app import CliState, cli, handle_errors
+from mas.runtime.cli.compile_cmd import compile_command, validate_command
+from mas.runtime.cli.plugins_cmd import plugins_command
+from mas.runtime.cli.schema_cmd import schema_command
+
+__all__ = ["CliState", "cli", "main"]
+
+for _command in (compile_command, validate_command, plugins_command, schema_command):
+    cli.add_command(_command)
+
+
+def main(argv: Sequence[str] | None = None) -> Any:
+    """Entry point of the ``mas-ctl`` script."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    verbose = "-v" in args or "--verbose" in args
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    with handle_errors(verbose):
+        group = _with_plugin_commands(CliState.create())
+        return group.main(args=args, prog_name="mas-ctl", obj=group.state, standalone_mode=True)
+
+
+class _Group(click.Group):
+    state: CliState
+
+
+def _with_plugin_commands(state: CliState) -> _Group:
+    group = _Group(name=cli.name, commands=dict(cli.commands), params=cli.params,
+                   help=cli.help, callback=cli.callback)
+    group.state = state
+    for entry in state.runtime.registries.cli_command:
+        if entry.name in group.commands:
+            raise click.UsageError(
+                f"plugin {entry.provider.describe()} registers command {entry.name!r}, "
+                "which mas-ctl already has"
+            )
+        group.add_command(entry.factory(), entry.name)
+    return group

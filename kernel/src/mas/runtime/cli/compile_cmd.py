@@ -1,0 +1,111 @@
+"""``mas-ctl compile`` and ``mas-ctl validate``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from mas.runtime.cli._app import state_of
+from mas.runtime.spec.compile import AUTO, CompiledAgent, compile_all
+from mas.runtime.spec.loader import ManifestSet, load_manifest_set
+from mas.runtime.spec.resolved import resolve_budget
+
+_file = click.Path(exists=True, dir_okay=False, path_type=Path)
+_options = [
+    click.argument("files", nargs=-1, required=True, type=_file),
+    click.option("--overlay", "overlays", multiple=True, type=_file, help="Overlay file (repeatable, applied in order)."),
+    click.option("--infra", type=_file, help="Infra manifest (windows, pricing, endpoints)."),
+    click.option("--config", type=_file, help="Local config.yaml (defaults.model). Default: $MAS_CONFIG, then ./config.yaml."),
+]
+
+
+def _manifest_options(func: Any) -> Any:
+    for option in reversed(_options):
+        func = option(func)
+    return func
+
+
+def _load(files: tuple[Path, ...], overlays: tuple[Path, ...], infra: Path | None, config: Path | None) -> ManifestSet:
+    return load_manifest_set(list(files), overlays=list(overlays), infra=infra, config=config)
+
+
+@click.command("compile")
+@_manifest_options
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable resolution per agent.")
+@click.pass_context
+def compile_command(
+    ctx: click.Context, files: tuple[Path, ...], overlays: tuple[Path, ...],
+    infra: Path | None, config: Path | None, as_json: bool,
+) -> None:
+    """Print FILES compiled: bindings normalized, models resolved with their sources."""
+    manifests = _load(files, overlays, infra, config)
+    compiled = compile_all(state_of(ctx).runtime, manifests)
+    if as_json:
+        click.echo(json.dumps({"agents": [resolution(a, manifests) for a in compiled]}, indent=2))
+        return
+    documents = [compiled_document(a, manifests) for a in compiled]
+    click.echo(yaml.safe_dump_all(documents, sort_keys=False, allow_unicode=True), nl=False)
+
+
+@click.command("validate")
+@_manifest_options
+@click.pass_context
+def validate_command(
+    ctx: click.Context, files: tuple[Path, ...], overlays: tuple[Path, ...],
+    infra: Path | None, config: Path | None,
+) -> None:
+    """Check FILES: exit 0 and say so, or print one line per problem and exit 2."""
+    manifests = _load(files, overlays, infra, config)
+    compiled = compile_all(state_of(ctx).runtime, manifests)
+    kinds = len(compiled) + len(manifests.mases) + (manifests.infra is not None) + len(manifests.overlays)
+    kinds += manifests.experiment is not None
+    click.echo(f"ok: {kinds} document(s) valid ({len(compiled)} agent(s))")
+
+
+def resolution(agent: CompiledAgent, manifests: ManifestSet) -> dict[str, Any]:
+    """The machine-readable resolution of one agent (``compile --json``)."""
+    budget = resolve_budget(agent, manifests)
+    summarizer = None
+    if agent.summarizer is not None:
+        model = agent.summarizer_model
+        summarizer = {
+            "type": agent.summarizer.type,
+            "model": model.model if model else None,
+            "source": model.source if model else None,
+        }
+    return {
+        "agent": agent.name,
+        "file": agent.loaded.source,
+        "turn_model": {"model": agent.turn_model.model, "source": agent.turn_model.source},
+        "context_manager": {"type": agent.binding.type, "source": agent.binding_source},
+        "summarizer": summarizer,
+        **budget.as_dict(),
+    }
+
+
+def compiled_document(agent: CompiledAgent, manifests: ManifestSet) -> dict[str, Any]:
+    """The agent manifest with its binding normalized, plus a ``status`` of resolved values."""
+    document = agent.loaded.agent.model_dump(mode="json", by_alias=True, exclude_none=True)
+    spec = document["spec"]
+    for row in spec.get("models", []):
+        row.setdefault("context_window", AUTO)
+    spec.pop("working_memory", None) if agent.binding_source.startswith("spec.working_memory") else None
+    spec["context_manager"] = {
+        "type": agent.binding.type,
+        "params": _autos(agent.params.model_dump(mode="json")),
+    }
+    document["status"] = resolution(agent, manifests)
+    return document
+
+
+def _autos(value: Any) -> Any:
+    # A None param means "resolved at run time"; print it the way the spec writes it.
+    if isinstance(value, dict):
+        return {key: _autos(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_autos(item) for item in value]
+    return AUTO if value is None else value

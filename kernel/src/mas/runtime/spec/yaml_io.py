@@ -1,0 +1,74 @@
+"""Safe YAML reading: multi-document, duplicate keys refused, Python tags refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mas.runtime.errors import ManifestError, Problem
+
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictLoader(_BaseLoader):  # type: ignore[valid-type,misc]
+    """SafeLoader that refuses duplicate mapping keys instead of keeping the last one."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                mark = key_node.start_mark
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+
+
+_StrictLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _StrictLoader.construct_mapping
+)
+
+
+def read_yaml_documents(path: str | Path, text: str | None = None) -> list[Any]:
+    """Every document of a YAML file, loaded safely.
+
+    :param path: the file; also used as the source name in errors.
+    :param text: the content, when already read (``path`` is then only a name).
+    :raises ManifestError: unreadable file, malformed YAML, a Python tag, a duplicate key,
+        or no document at all.
+    """
+    source = str(path)
+    if text is None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ManifestError([Problem(source, "", f"cannot read file: {exc}")]) from exc
+    try:
+        documents = [doc for doc in yaml.load_all(text, Loader=_StrictLoader) if doc is not None]
+    except yaml.MarkedYAMLError as exc:
+        raise ManifestError([Problem(source, _where(exc), _yaml_message(exc))]) from exc
+    except yaml.YAMLError as exc:
+        raise ManifestError([Problem(source, "", f"invalid YAML: {exc}")]) from exc
+    if not documents:
+        raise ManifestError(
+            [Problem(source, "", "file is empty: expected a manifest (apiVersion, kind, metadata, spec) or an experiment:")]
+        )
+    return documents
+
+
+def _where(exc: yaml.MarkedYAMLError) -> str:
+    mark = exc.problem_mark or exc.context_mark
+    return f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+
+
+def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
+    problem = exc.problem or "invalid YAML"
+    if "could not determine a constructor for the tag" in problem:
+        tag = problem.rsplit("tag", 1)[-1].strip(" '")
+        return f"YAML tag {tag} is not allowed (only plain YAML is loaded)"
+    context = f" {exc.context}" if exc.context and "duplicate" not in problem else ""
+    return f"invalid YAML: {problem}{context}"
