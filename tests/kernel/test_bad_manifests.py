@@ -30,7 +30,7 @@ CASES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "negative max_tokens": (HEAD + "spec: {models: [{id: main, max_tokens: -5}]}\n", [("spec.models[0].max_tokens", "greater than 0")]),
     "duplicate model id": (HEAD + "spec: {models: [{id: main, model: a}, {id: main, model: b}]}\n", [("spec.models", "duplicate spec.models[].id 'main'")]),
     "unknown key in model row": (HEAD + "spec: {models: [{id: main, modle: x}]}\n", [("spec.models[0].modle", "unknown field")]),
-    "unknown context manager type": (HEAD + "spec: {context_manager: {type: summarizing}}\n", [("spec.context_manager.type", "did you mean 'summarising'")]),
+    "unknown context manager type": (HEAD + "spec: {context_manager: {type: sumarising}}\n", [("spec.context_manager.type", "did you mean 'summarising'")]),
     "unknown summarizer type": (HEAD + "spec: {context_manager: {type: summarising, params: {summarizer: lm}}}\n", [("spec.context_manager.params.summarizer.type", "unknown summarizer type 'lm'")]),
     "negative keep_turns": (HEAD + "spec: {context_manager: {type: summarising, params: {keep_turns: -1}}}\n", [("spec.context_manager.params.keep_turns", "greater than or equal to 0")]),
     "params given to drop": (HEAD + "spec: {context_manager: {type: summarising, params: {summarizer: {type: drop, params: {model: x}}}}}\n", [("spec.context_manager.params.summarizer.params.model", "unknown field")]),

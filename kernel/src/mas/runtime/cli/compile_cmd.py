@@ -48,7 +48,7 @@ def compile_command(
         click.echo(json.dumps({"agents": [resolution(a, manifests) for a in compiled]}, indent=2))
         return
     documents = [compiled_document(a, manifests) for a in compiled]
-    click.echo(yaml.safe_dump_all(documents, sort_keys=False, allow_unicode=True), nl=False)
+    click.echo(yaml.dump_all(documents, Dumper=_Dumper, sort_keys=False, allow_unicode=True), nl=False)
 
 
 @click.command("validate")
@@ -64,6 +64,18 @@ def validate_command(
     kinds = len(compiled) + len(manifests.mases) + (manifests.infra is not None) + len(manifests.overlays)
     kinds += manifests.experiment is not None
     click.echo(f"ok: {kinds} document(s) valid ({len(compiled)} agent(s))")
+
+
+class _Dumper(yaml.SafeDumper):
+    """Safe dumper that writes multi-line strings as literal blocks, the way users write them."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
 
 
 def resolution(agent: CompiledAgent, manifests: ManifestSet) -> dict[str, Any]:
@@ -89,17 +101,24 @@ def resolution(agent: CompiledAgent, manifests: ManifestSet) -> dict[str, Any]:
 
 def compiled_document(agent: CompiledAgent, manifests: ManifestSet) -> dict[str, Any]:
     """The agent manifest with its binding normalized, plus a ``status`` of resolved values."""
-    document = agent.loaded.agent.model_dump(mode="json", by_alias=True, exclude_none=True)
-    spec = document["spec"]
+    manifest = agent.loaded.agent
+    spec = manifest.spec.model_dump(mode="json", exclude_none=True, exclude={"working_memory"})
     for row in spec.get("models", []):
         row.setdefault("context_window", AUTO)
-    spec.pop("working_memory", None) if agent.binding_source.startswith("spec.working_memory") else None
-    spec["context_manager"] = {
-        "type": agent.binding.type,
-        "params": _autos(agent.params.model_dump(mode="json")),
+    params = _autos(agent.params.model_dump(mode="json"))
+    if agent.summarizer is not None and agent.summarizer_params is not None:
+        params["summarizer"] = {
+            "type": agent.summarizer.type,
+            "params": _autos(agent.summarizer_params.model_dump(mode="json")),
+        }
+    spec["context_manager"] = {"type": agent.binding.type, "params": params}
+    return {
+        "apiVersion": manifest.api_version,
+        "kind": manifest.kind,
+        "metadata": manifest.metadata.model_dump(mode="json", exclude_defaults=True),
+        "spec": spec,
+        "status": resolution(agent, manifests),
     }
-    document["status"] = resolution(agent, manifests)
-    return document
 
 
 def _autos(value: Any) -> Any:

@@ -1,0 +1,245 @@
+"""The agent session: a minimal tool-calling loop over the bound context manager.
+
+One user turn: the current input and this turn's working memory (tool calls and results)
+are assembled with the managed committed history by
+:func:`~mas.runtime.context.prepare_request` before every model call; when the model
+stops calling tools the turn is committed — appended to history, written back by the
+context manager, and saved atomically. A turn that fails part-way commits nothing, so
+committed history is never lost.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mas.runtime.context import AssembledRequest, ContextPart, History, prepare_request
+from mas.runtime.engine import Engine
+from mas.runtime.events import Event
+from mas.runtime.protocols import ContextManager, Message
+from mas.runtime.runtime import Runtime
+from mas.runtime.session.ledger import ledger_from_state, ledger_to_state
+from mas.runtime.session.skills import SkillLibrary
+from mas.runtime.session.store import load_state, save_state
+from mas.runtime.session.tools import Tool
+from mas.runtime.session.view import ContextUsageView, usage_view
+
+PartsProvider = Callable[[str, str], Sequence[ContextPart]]
+
+
+@dataclass
+class TurnResult:
+    """What one user turn produced.
+
+    :ivar answer: the final assistant text.
+    :ivar messages: the turn's messages: user input, tool calls and results, the answer.
+    :ivar llm_calls: turn-model calls this turn (summaries not included).
+    :ivar compactions: compactions that ran during the turn.
+    :ivar request: the last assembled request (numbers only are read from it).
+    """
+
+    answer: str
+    messages: list[Message]
+    llm_calls: int
+    compactions: int
+    request: AssembledRequest | None = None
+
+
+@dataclass
+class SessionSettings:
+    """How a session reaches its model and bounds its request.
+
+    :ivar window: resolved input window of the turn model.
+    :ivar window_source: the field that supplied it.
+    :ivar reserve: completion reserve.
+    :ivar reserve_source: the field that supplied it.
+    :ivar model_source: the field that chose the turn model.
+    :ivar instructions: the agent's role prompt.
+    :ivar max_tool_rounds: model calls allowed per turn before the turn is cut short.
+    """
+
+    window: int
+    reserve: int
+    window_source: str = "resolved"
+    reserve_source: str = "max_tokens"
+    model_source: str = "agent"
+    instructions: str = ""
+    max_tool_rounds: int = 8
+
+
+@dataclass
+class AgentSession:
+    """One conversation with one agent.
+
+    :ivar runtime: plugins and event fan-out.
+    :ivar agent_name: the agent's ``metadata.name``.
+    :ivar cm: the bound context manager.
+    :ivar engine: the engine (turn model, budget, cache, ledger).
+    :ivar settings: window, reserve, instructions.
+    :ivar tools: tools the model may call.
+    :ivar skills: the skill library, or ``None``.
+    :ivar state_path: where the session is saved after every turn (``None``: not saved).
+    :ivar session_id: the session id (also on every event).
+    """
+
+    runtime: Runtime
+    agent_name: str
+    cm: ContextManager
+    engine: Engine
+    settings: SessionSettings
+    tools: list[Tool] = field(default_factory=list)
+    skills: SkillLibrary | None = None
+    state_path: Path | None = None
+    session_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    history: History = field(default_factory=History)
+    transcript: list[Message] = field(default_factory=list)
+    turns: int = 0
+    compactions: int = 0
+    last_request: AssembledRequest | None = None
+    parts_provider: PartsProvider | None = None
+
+    def __post_init__(self) -> None:
+        self.engine.session_id = self.session_id
+        if self.skills is not None and self.skills.available():
+            self.tools = [*self.tools, self.skills.tool()]
+        self._by_name = {tool.name: tool for tool in self.tools}
+        if self.state_path is not None and Path(self.state_path).is_file():
+            self.restore(load_state(self.state_path))
+
+    # -- the turn ----------------------------------------------------------------------
+
+    def send(self, content: str | Message) -> TurnResult:
+        """Run one user turn to its final answer and commit it.
+
+        :raises ModelCallError: the model failed; nothing of the turn is committed.
+        :raises BudgetExceededError: ``spec.budget.max_llm_calls`` ran out; likewise.
+        """
+        user: Message = content if isinstance(content, dict) else {"role": "user", "content": content}
+        working: list[Message] = []
+        schemas = [tool.schema for tool in self.tools] or None
+        calls = compactions = 0
+        answer = ""
+        for round_number in range(self.settings.max_tool_rounds):
+            request = self._prepare(user, working, schemas)
+            compactions += int(request.managed.compacted)
+            reply = self.engine.turn(request.messages, tools=request.tools)
+            calls += 1
+            assistant: Message = {"role": "assistant", "content": reply.text or None}
+            last_round = round_number == self.settings.max_tool_rounds - 1
+            if reply.tool_calls and not last_round:
+                assistant["tool_calls"] = reply.tool_calls
+                working.append(assistant)
+                working.extend(self._run_tools(reply.tool_calls))
+                continue
+            answer = reply.text or ""
+            working.append({"role": "assistant", "content": answer})
+            break
+        messages = [user, *working]
+        self._commit(messages, compactions)
+        return TurnResult(answer, messages, calls, compactions, self.last_request)
+
+    def _prepare(
+        self, user: Message, working: list[Message], schemas: list[dict[str, Any]] | None
+    ) -> AssembledRequest:
+        request = prepare_request(
+            cm=self.cm,
+            history=self.history,
+            parts=self._parts(),
+            current_input=user,
+            working_memory=working,
+            tools=schemas,
+            window=self.settings.window,
+            reserve=self.settings.reserve,
+            window_source=self.settings.window_source,
+            reserve_source=self.settings.reserve_source,
+            engine=self.engine,
+            runtime=self.runtime,
+            session_id=self.session_id,
+        )
+        self.last_request = request
+        return request
+
+    def _parts(self) -> list[ContextPart]:
+        parts: list[ContextPart] = []
+        if self.settings.instructions:
+            parts.append(ContextPart("agent", "agent/instructions", self.settings.instructions,
+                                     placement="system", priority=0, pinned=True))
+        if self.skills is not None:
+            parts.extend(self.skills.parts())
+        for collected in self.runtime.pm.hook.mas_collect_context_parts(
+            agent_name=self.agent_name, session_id=self.session_id
+        ):
+            parts.extend(collected or [])
+        if self.parts_provider is not None:
+            parts.extend(self.parts_provider(self.agent_name, self.session_id))
+        return parts
+
+    def _run_tools(self, calls: Iterable[dict[str, Any]]) -> list[Message]:
+        results = []
+        for call in calls:
+            function = call.get("function") or {}
+            name = function.get("name", "")
+            tool = self._by_name.get(name)
+            if tool is None:
+                text, ok = f"error: no tool named {name!r}", False
+            else:
+                text, ok = tool.invoke(function.get("arguments"))
+            self.runtime.emit(Event("tool.call", {"tool": name, "ok": ok}, self.session_id))
+            results.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": text})
+        return results
+
+    def _commit(self, messages: list[Message], compactions: int) -> None:
+        self.history.extend(messages)
+        self.cm.commit(self.history)
+        self.transcript.extend(messages)
+        self.turns += 1
+        self.compactions += compactions
+        self.runtime.emit(
+            Event("session.turn", {"turn": self.turns, "messages": len(messages),
+                                   "history_messages": len(self.history),
+                                   "history_tokens": self.history.total_tokens}, self.session_id)
+        )
+        self.save()
+
+    # -- persistence and inspection ---------------------------------------------------
+
+    def to_state(self) -> dict[str, Any]:
+        """Everything needed to resume: history, manager state, transcript, ledger, skills."""
+        return {
+            "session_id": self.session_id,
+            "agent": self.agent_name,
+            "model": self.engine.model,
+            "turns": self.turns,
+            "compactions": self.compactions,
+            "history": self.history.to_state(),
+            "context_manager": self.cm.to_state(),
+            "transcript": self.transcript,
+            "ledger": ledger_to_state(self.engine.ledger),
+            "skills": dict(self.skills.active) if self.skills else {},
+            "context_usage": self.inspect_context().to_dict() if self.last_request else None,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Load a state written by :meth:`to_state` (the session id comes with it)."""
+        self.session_id = state["session_id"]
+        self.engine.session_id = self.session_id
+        self.turns = state["turns"]
+        self.compactions = state.get("compactions", 0)
+        self.history = History.from_state(state["history"])
+        self.cm.load_state(state["context_manager"])
+        self.transcript = list(state["transcript"])
+        self.engine.ledger = ledger_from_state(state["ledger"])
+        if self.skills is not None:
+            self.skills.active = dict(state.get("skills", {}))
+
+    def save(self) -> None:
+        """Write the session file atomically (no-op without ``state_path``)."""
+        if self.state_path is not None:
+            save_state(self.state_path, self.to_state())
+
+    def inspect_context(self) -> ContextUsageView:
+        """The latest request's numbers, usage, caches and cost: never any text."""
+        return usage_view(self)

@@ -1,0 +1,91 @@
+"""Build an :class:`AgentSession` from compiled manifests: engine, budget, skills, tools."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from mas.runtime.engine import Engine, ResponseCache
+from mas.runtime.runtime import Runtime
+from mas.runtime.session.agent import AgentSession, SessionSettings
+from mas.runtime.session.skills import SkillLibrary
+from mas.runtime.session.tools import Tool
+from mas.runtime.spec.compile import CompiledAgent, compile_agent
+from mas.runtime.spec.loader import LoadedAgent, ManifestSet
+from mas.runtime.spec.resolved import resolve_budget
+
+
+def engine_for(
+    runtime: Runtime, agent: CompiledAgent, manifests: ManifestSet, *, session_id: str = "",
+    cache: ResponseCache | None = None,
+) -> Engine:
+    """The engine an agent's session calls: its turn model, infra endpoint, budget, cache."""
+    infra = manifests.infra.spec if manifests.infra else None
+    generation = infra.generation if infra else None
+    api_key = None
+    if generation is not None and generation.api_key_env:
+        api_key = os.environ.get(generation.api_key_env)
+    if cache is None and infra is not None and infra.cache.enabled:
+        cache = ResponseCache(Path(infra.cache.path), strict=infra.cache.strict)
+    return Engine(
+        runtime,
+        model=agent.turn_model.model,
+        session_id=session_id,
+        api_base=generation.api_base if generation else None,
+        api_key=api_key,
+        timeout=generation.timeout if generation else 60.0,
+        num_retries=generation.num_retries if generation else 2,
+        max_llm_calls=agent.loaded.agent.spec.budget.max_llm_calls,
+        max_tokens=agent.scope.row_setting(agent.turn_model.slot, "max_tokens"),
+        cache=cache,
+        infra_pricing=generation.pricing.model_dump() if generation and generation.pricing else None,
+        infra_mappings=infra.models if infra else None,
+    )
+
+
+def open_session(
+    runtime: Runtime,
+    agent: CompiledAgent | LoadedAgent,
+    manifests: ManifestSet,
+    *,
+    session_id: str | None = None,
+    state_path: Path | None = None,
+    tools: Sequence[Tool] = (),
+    cache: ResponseCache | None = None,
+    max_tool_rounds: int = 8,
+) -> AgentSession:
+    """A session for ``agent``; resumes from ``state_path`` when that file exists.
+
+    A fresh context manager is bound for every session (strategies keep per-session
+    state such as the running summary).
+    """
+    loaded = agent.loaded if isinstance(agent, CompiledAgent) else agent
+    compiled = compile_agent(runtime, loaded, manifests)
+    resolved = resolve_budget(compiled, manifests)
+    spec = loaded.agent.spec
+    skills = SkillLibrary(
+        loaded.path.parent / spec.context_sources.skills_dir,
+        pin_activated=spec.context_sources.pin_activated,
+    )
+    settings = SessionSettings(
+        window=resolved.window.value,
+        window_source=resolved.window.source,
+        reserve=resolved.reserve.value,
+        reserve_source=resolved.reserve.source,
+        model_source=compiled.turn_model.source,
+        instructions=spec.instructions.strip(),
+        max_tool_rounds=max_tool_rounds,
+    )
+    session = AgentSession(
+        runtime=runtime,
+        agent_name=compiled.name,
+        cm=compiled.context_manager,
+        engine=engine_for(runtime, compiled, manifests, cache=cache),
+        settings=settings,
+        tools=list(tools),
+        skills=skills,
+        state_path=state_path,
+        **({"session_id": session_id} if session_id else {}),
+    )
+    return session

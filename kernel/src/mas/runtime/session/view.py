@@ -1,0 +1,116 @@
+"""ContextUsageView: what ``inspect_context(session_id)`` returns (spec 003).
+
+Numbers and metadata only — never prompt text, tool arguments or tool results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mas.runtime.session.agent import AgentSession
+
+
+@dataclass(frozen=True)
+class ContextUsageView:
+    """The latest assembled request of a session, and its cumulative usage and cost.
+
+    After a compaction ``estimated_prompt_tokens`` counts the summary baseline plus the
+    turns after it (what the next request will carry), while ``cost`` and the cumulative
+    token totals keep every call ever made (spec 004).
+    """
+
+    session_id: str
+    agent: str
+    turns: int
+    model: str
+    model_source: str
+    window: int | None
+    window_source: str | None
+    reserve: int | None
+    hard_budget: int | None
+    estimated_prompt_tokens: int | None
+    remaining: int | None
+    fill_ratio: float | None
+    breakdown: dict[str, int] = field(default_factory=dict)
+    parts: list[dict[str, Any]] = field(default_factory=list)
+    history_messages: int = 0
+    history_tokens: int = 0
+    provider_prompt_tokens: int | None = None
+    provider_usage_source: str = "unavailable"
+    estimate_error: float | None = None
+    compactions: int = 0
+    last_compaction: dict[str, Any] | None = None
+    llm_calls: int = 0
+    prompt_tokens_total: int = 0
+    completion_tokens_total: int = 0
+    cached_tokens_total: int = 0
+    cache: dict[str, Any] = field(default_factory=dict)
+    cost: float = 0.0
+    cost_status: str = "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data."""
+        return asdict(self)
+
+
+def usage_view(session: AgentSession) -> ContextUsageView:
+    """Build the view of ``session`` from its last request and its engine's ledger."""
+    ledger = session.engine.ledger
+    request = session.last_request
+    data = request.event_data() if request is not None else {}
+    estimate = data.get("estimated_tokens")
+    window = data.get("context_window")
+    provider = ledger.last_usage.prompt_tokens if ledger.last_usage else None
+    return ContextUsageView(
+        session_id=session.session_id,
+        agent=session.agent_name,
+        turns=session.turns,
+        model=session.engine.model,
+        model_source=session.settings.model_source,
+        window=window,
+        window_source=data.get("window_source"),
+        reserve=data.get("completion_reserve"),
+        hard_budget=data.get("hard_budget"),
+        estimated_prompt_tokens=estimate,
+        remaining=data.get("remaining"),
+        fill_ratio=round(estimate / window, 4) if estimate is not None and window else None,
+        breakdown=dict(data.get("breakdown", {})),
+        parts=[dict(p) for p in (request.parts if request is not None else [])],
+        history_messages=len(session.history),
+        history_tokens=session.history.total_tokens,
+        provider_prompt_tokens=provider,
+        provider_usage_source=ledger.last_usage_source,
+        estimate_error=(
+            round(estimate / provider - 1, 4) if provider and estimate is not None else None
+        ),
+        compactions=session.compactions,
+        last_compaction=_numbers_only(session.cm.last_compaction_metadata),
+        llm_calls=ledger.llm_calls,
+        prompt_tokens_total=ledger.prompt_tokens,
+        completion_tokens_total=ledger.completion_tokens,
+        cached_tokens_total=ledger.cached_tokens,
+        cache={
+            "requests_hit": ledger.requests_hit,
+            "requests_missed": ledger.requests_missed,
+            "hit_rate": ledger.request_hit_rate,
+            "layers": {
+                name: {"hits": c.hits, "misses": c.misses, "hit_rate": c.hit_rate}
+                for name, c in ledger.layers.items()
+            },
+        },
+        cost=round(ledger.cost, 8),
+        cost_status=ledger.cost_status,
+    )
+
+
+def _numbers_only(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
+    # Compaction metadata is numbers, model names and sources; drop anything textual
+    # beyond a short label so no summary or message text can leak through it.
+    if metadata is None:
+        return None
+    return {
+        key: value for key, value in metadata.items()
+        if not isinstance(value, str) or len(value) <= 200
+    }
