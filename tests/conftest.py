@@ -1,4 +1,4 @@
-"""Root conftest: the kernel's pytest plugin and the hypothesis profiles.
+"""Root conftest: the kernel's pytest plugin, hypothesis profiles, and CLI/file fixtures.
 
 ``HYPOTHESIS_PROFILE=thorough`` runs the property suite with 5,000 examples per invariant;
 the default profile (``make test``) runs 300.
@@ -7,8 +7,15 @@ the default profile (``make test``) runs 300.
 from __future__ import annotations
 
 import os
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from mas.runtime.cli import main
 
 pytest_plugins = ["mas.runtime.testing"]
 
@@ -19,3 +26,43 @@ settings.register_profile(
     "thorough", max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@dataclass
+class CliResult:
+    """Exit code and captured streams of one in-process mas-ctl run."""
+
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def write(tmp_path: Path) -> Callable[[str, str], Path]:
+    """``write(name, yaml_text)`` writes a dedented file under tmp_path and returns its path."""
+
+    def _write(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+        return path
+
+    return _write
+
+
+@pytest.fixture
+def mas_ctl(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[..., CliResult]:
+    """Run ``mas-ctl ARGS`` in-process, from tmp_path so no stray config.yaml is read."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MAS_CONFIG", raising=False)
+
+    def run(*args: str | Path) -> CliResult:
+        capsys.readouterr()
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        captured = capsys.readouterr()
+        return CliResult(int(code or 0), captured.out, captured.err)
+
+    return run

@@ -16,12 +16,17 @@ import click
 
 from mas.runtime.cli._app import CliState, cli, handle_errors
 from mas.runtime.cli.compile_cmd import compile_command, validate_command
+from mas.runtime.cli.inspect_cmd import inspect_command, serve_command
 from mas.runtime.cli.plugins_cmd import plugins_command
+from mas.runtime.cli.run_cmd import chat_command, run_command
 from mas.runtime.cli.schema_cmd import schema_command
 
 __all__ = ["CliState", "cli", "main"]
 
-for _command in (compile_command, validate_command, plugins_command, schema_command):
+for _command in (
+    compile_command, validate_command, plugins_command, schema_command,
+    run_command, chat_command, inspect_command, serve_command,
+):
     cli.add_command(_command)
 
 

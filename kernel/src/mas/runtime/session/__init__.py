@@ -17,12 +17,23 @@ from __future__ import annotations
 
 from mas.runtime.session.agent import AgentSession, SessionSettings, TurnResult
 from mas.runtime.session.build import engine_for, open_session
+from mas.runtime.session.run_folder import (
+    EVENTS,
+    STATE,
+    TRANSCRIPT,
+    is_run_folder,
+    record_events,
+    write_transcript,
+)
 from mas.runtime.session.skills import SkillLibrary
 from mas.runtime.session.store import SessionStateError, load_state, save_state, write_atomic
 from mas.runtime.session.tools import Tool, schema_of
 from mas.runtime.session.view import ContextUsageView
 
 __all__ = [
+    "EVENTS",
+    "STATE",
+    "TRANSCRIPT",
     "AgentSession",
     "ContextUsageView",
     "SessionSettings",
@@ -31,9 +42,12 @@ __all__ = [
     "Tool",
     "TurnResult",
     "engine_for",
+    "is_run_folder",
     "load_state",
     "open_session",
+    "record_events",
     "save_state",
     "schema_of",
     "write_atomic",
+    "write_transcript",
 ]
