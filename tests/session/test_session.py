@@ -185,3 +185,15 @@ def test_write_atomic_keeps_the_old_file_when_the_rename_fails(
         write_atomic(path, "new")
     assert path.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]
+
+
+def test_third_party_summarizer_runs_in_a_session(make_session: Callable[..., AgentSession]) -> None:
+    """The test plugin's `first_words` summarizer, bound by type string, folds old turns."""
+    session = make_session(window=1500, params="{keep_turns: 1, summarizer: {type: first-words, params: {max_words: 4}}}")
+    session.send("The parcel locker code is PL-3390 and it expires Friday.")
+    for turn in range(8):
+        result = session.send(f"Turn {turn}. {FILLER}")
+    assert session.compactions >= 1
+    assert session.engine.ledger.llm_calls == 9, "first_words makes no model call"
+    sent = "\n".join(str(m.get("content")) for m in result.request.messages)  # type: ignore[union-attr]
+    assert "user: The parcel locker code" in sent, "the summary row carries the first words"
