@@ -3,6 +3,19 @@
 pluggy is for discovery and cross-cutting hooks; a bound strategy is called directly
 through one of these Protocols. Factories registered for a kind are called as
 ``factory(params, ctx)`` with the validated ``Params`` and a :class:`BindContext`.
+
+History management (the agent session loop's side)::
+
+    history = History()                                  # committed messages
+    request = prepare_request(cm=cm, history=history, parts=parts,
+                              current_input=user_msg, working_memory=wm, tools=tools,
+                              window=window, reserve=reserve, engine=engine,
+                              runtime=runtime, session_id=sid)   # mas.runtime.context
+    ... call the model with request.messages / request.tools ...
+    history.extend(turn_messages); cm.commit(history)    # write-back after the turn
+
+``prepare_request`` calls :meth:`ContextManager.manage_history` before each model call;
+``cm.to_state()`` / ``cm.load_state()`` and ``History.to_state()`` save a session.
 """
 
 from __future__ import annotations
@@ -10,7 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from mas.runtime.errors import MasError
+
 if TYPE_CHECKING:
+    from mas.runtime.context.budget import BudgetSettings, ContextBudget
+    from mas.runtime.context.history import History
     from mas.runtime.runtime import Runtime
     from mas.runtime.spec.model_ref import ModelChoice, ModelScope
 
@@ -124,3 +141,214 @@ class BindContext:
         """A copy whose ``location`` is extended by ``keys`` (for nested bindings)."""
         location = ".".join([self.location, *keys]) if self.location else ".".join(keys)
         return replace(self, location=location)
+
+
+# --------------------------------------------------------------------------------------
+# History management: what a bound context manager and its summarizer look like.
+#
+# The agent session holds a ``mas.runtime.context.History`` (committed messages) and, for
+# every model call of a turn, calls ``mas.runtime.context.prepare_request(...)``, which
+# asks the bound ContextManager for ``manage_history(history, budget, ...)`` and then
+# assembles and trims the request. After the turn the session appends the turn's
+# messages to the history and calls ``cm.commit(history)`` so the folded prefix is
+# dropped (write-back). ``cm.to_state()`` / ``cm.load_state()`` save and restore the
+# manager's own state (running summary, retained skills, compaction marker, metadata).
+# --------------------------------------------------------------------------------------
+
+
+class SummarizerError(MasError):
+    """A summarizer could not produce a usable summary; the context manager falls back.
+
+    :ivar kind: ``exception``, ``timeout``, ``empty`` (no text), ``tool_calls`` (the
+        reply called tools) or ``no_engine``.
+    :ivar reason: one readable line.
+    """
+
+    def __init__(self, kind: str, reason: str) -> None:
+        self.kind = kind
+        self.reason = reason
+        super().__init__(f"{kind}: {reason}")
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    """What a context manager hands its summarizer when it folds old turns.
+
+    :ivar messages: the folded messages, oldest first, skill bodies already replaced by
+        ``[skill content retained verbatim: <name>]``.
+    :ivar previous_summary: the running summary so far, to be updated (``None`` at first).
+    :ivar system: the agent's current system message text (for prefix-cache replay).
+    :ivar tools: the agent's current ``tools`` schemas (for prefix-cache replay).
+    :ivar window: the agent's resolved input window, the fallback bound on the
+        summarizer's own input when its model's window is unknown.
+    :ivar session_id: the session being compacted.
+    """
+
+    messages: list[Message]
+    previous_summary: str | None = None
+    system: str | None = None
+    tools: list[dict[str, Any]] | None = None
+    window: int | None = None
+    session_id: str = ""
+
+
+@dataclass(frozen=True)
+class SummaryResult:
+    """What a summarizer produced.
+
+    :ivar text: the new running summary; ``None`` means "drop the prefix, keep no summary".
+    :ivar model: the model that wrote it (``None`` when no model was called).
+    :ivar model_source: the field that chose that model (spec 000 sources).
+    :ivar llm_calls: model calls made (0 for ``drop``).
+    :ivar usage: provider usage summed over those calls, when reported.
+    """
+
+    text: str | None
+    model: str | None = None
+    model_source: str | None = None
+    llm_calls: int = 0
+    usage: Usage | None = None
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """A summarizer sub-plugin (``llm``, ``drop``, or a third party's).
+
+    Built by ``factory(params, ctx)``; called by a context manager, never by pluggy.
+    """
+
+    def summarize(self, request: SummaryRequest, engine: SummaryEngine | None) -> SummaryResult:
+        """Fold ``request.messages`` (and the previous summary) into a new summary.
+
+        :raises SummarizerError: (or any exception) when no usable summary came back; the
+            context manager then keeps the messages and emits ``compaction.exception``.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class ManagedHistory:
+    """The bounded history a context manager returns for one model call.
+
+    :ivar messages: summary row (if any), retained skill rows (if sent), recent messages.
+    :ivar tokens: estimated tokens of ``messages``.
+    :ivar summary_rows: how many leading rows are the summary block (0 or 1).
+    :ivar skill_rows: indexes into ``messages`` of retained skill rows (never trimmed).
+    :ivar compacted: a compaction ran on this call (prune and/or fold).
+    :ivar llm_called: the summarizer called a model on this call.
+    :ivar metadata: the compaction metadata when ``compacted``, else ``None``.
+    """
+
+    messages: list[Message]
+    tokens: int
+    summary_rows: int = 0
+    skill_rows: tuple[int, ...] = ()
+    compacted: bool = False
+    llm_called: bool = False
+    metadata: dict[str, Any] | None = None
+
+
+@runtime_checkable
+class ContextManager(Protocol):
+    """A bound history strategy (``summarising``, ``sliding_window``, ``stack``, ...).
+
+    Built by ``factory(params, ctx)``. ``budget_settings`` carries the manager's trimmer
+    and trigger params into :meth:`~mas.runtime.context.budget.ContextBudget.compute`.
+    """
+
+    budget_settings: BudgetSettings
+
+    def manage_history(
+        self,
+        history: History,
+        budget: ContextBudget,
+        *,
+        engine: SummaryEngine | None = None,
+        system: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        session_id: str = "",
+    ) -> ManagedHistory:
+        """Bound ``history`` for the next model call; may prune it in place.
+
+        Must never split a tool group, never lose a committed message on failure, and
+        leave the newest messages byte-identical. Called before every model call.
+        """
+        ...
+
+    def commit(self, history: History) -> None:
+        """Write back after a turn: drop from ``history`` what the manager has folded."""
+        ...
+
+    @property
+    def last_compaction_metadata(self) -> dict[str, Any] | None:
+        """Metadata of the latest compaction (model, model_source, estimated_tokens, ...)."""
+        ...
+
+    def to_state(self) -> dict[str, Any]:
+        """The manager's own state as JSON-serializable data."""
+        ...
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore state saved by :meth:`to_state`."""
+        ...
+
+
+# --------------------------------------------------------------------------------------
+# Eval metrics (kind ``eval_metric``), scored by mas-library-eval.
+# --------------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class Metric(Protocol):
+    """A bound eval metric, built by ``factory(params, ctx)`` (``ctx`` may be ``None``).
+
+    ``kind`` says who scores it: ``"judge"`` metrics are put to the jury
+    (mas-library-eval's ``JudgeMetric``); ``"computed"`` ones also have ``compute(run)``.
+    ``id`` is the key in ``metrics.json`` (MCE's display id for stock metrics), which may
+    differ from the registered lower_snake_case name.
+    """
+
+    id: str
+    kind: str
+    description: str
+    inputs: tuple[str, ...]
+
+    def missing_input(self, run: Any) -> str | None:
+        """Why ``run`` (a stored session) cannot be scored, or ``None`` when it can."""
+        ...
+
+
+# --------------------------------------------------------------------------------------
+# Lab pipeline steps (``experiment.application.post[]``), run by mas-library-lab.
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class StepResult:
+    """What a lab step produced.
+
+    :ivar outputs: files it wrote, relative to the run folder.
+    :ivar metadata: JSON-serializable facts stored on the step record (e.g. ``judge_model``).
+    :ivar message: one line for the terminal.
+    """
+
+    outputs: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    message: str = ""
+
+
+@runtime_checkable
+class Step(Protocol):
+    """A lab pipeline step, built by ``factory(params, spec)`` from its ``config:`` block.
+
+    ``ctx`` is the lab's ``StepContext`` (run folder, experiment, runtime, results of the
+    steps it depends on). A step fails by raising; its dependents are then skipped.
+    """
+
+    def outputs(self, ctx: Any) -> list[str]:
+        """Files (relative to the run folder) the step writes; all present = skip it."""
+        ...
+
+    def run(self, ctx: Any) -> StepResult:
+        """Do the work and say what was written."""
+        ...

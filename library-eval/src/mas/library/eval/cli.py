@@ -1,0 +1,167 @@
+"""``mas-ctl eval``: score stored session runs; never re-runs an agent.
+
+    mas-ctl eval SOURCE [--metric ID]... [--model M] [--recursive] [--json] [--overwrite]
+    mas-ctl eval --list-metrics
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import click
+from pydantic import ValidationError
+
+from mas.library.eval.mce.config import EvalConfig
+from mas.library.eval.mce.judge_model import judge_scope, load_experiment
+from mas.library.eval.mce.runner import EvalReport, evaluate_runs
+from mas.library.eval.metrics.select import bind_metrics, catalog
+from mas.library.eval.run import RunFolderError, find_runs, load_run
+from mas.runtime.cli._app import handle_errors, state_of
+from mas.runtime.errors import ManifestError, Problem
+from mas.runtime.protocols import ChatEngine
+from mas.runtime.runtime import Runtime
+from mas.runtime.spec.loader import load_manifest_set
+from mas.runtime.spec.problems import problems_from_validation
+from mas.runtime.spec.yaml_io import read_yaml_documents
+
+EXIT_RUN_FAILED = 1
+
+
+def make_engine(runtime: Runtime) -> ChatEngine:
+    """The engine judge calls go through (the kernel's engine over LiteLLM)."""
+    from mas.runtime.engine import Engine
+
+    return Engine(runtime, session_id="mas-ctl-eval")
+
+
+@click.command("eval")
+@click.argument("source", required=False, type=click.Path(path_type=Path))
+@click.option("--metric", "-m", "metrics", multiple=True, metavar="ID",
+              help="Metric id or alias (repeatable); default: every ready-made metric.")
+@click.option("--prompt-metric", "prompt_metrics", multiple=True, metavar="ID=PROMPT",
+              help="Inline binary judge metric (repeatable).")
+@click.option("--model", help="Judge model (eval_mce config.model; wins over every other field).")
+@click.option("--panel", multiple=True, metavar="MODEL", help="Another judge model (repeatable).")
+@click.option("--samples", type=click.IntRange(min=1), help="Votes per judge model and metric.")
+@click.option("--eval-config", "eval_config", type=click.Path(exists=True, path_type=Path),
+              help="YAML file holding an eval_mce config block; flags override it.")
+@click.option("--experiment", type=click.Path(exists=True, path_type=Path),
+              help="Experiment file whose fields fill the judge model chain.")
+@click.option("--recursive", "-r", is_flag=True, help="Score every run folder below SOURCE.")
+@click.option("--overwrite", is_flag=True, help="Re-score ids already in metrics.json.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
+@click.option("--list-metrics", is_flag=True, help="List metric ids, aliases, what each judges.")
+@click.pass_context
+def eval_command(ctx: click.Context, source: Path | None, metrics: tuple[str, ...],
+                 prompt_metrics: tuple[str, ...], model: str | None, panel: tuple[str, ...],
+                 samples: int | None, eval_config: Path | None, experiment: Path | None,
+                 recursive: bool, overwrite: bool, as_json: bool, list_metrics: bool) -> None:
+    """Score session run folders: judge metrics (MCE ids) and computed ones -> metrics.json."""
+    verbose = bool(ctx.find_root().params.get("verbose"))
+    with handle_errors(verbose):
+        runtime = state_of(ctx).runtime
+        if list_metrics:
+            _print_catalog(runtime, as_json)
+            return
+        if source is None:
+            raise click.UsageError("missing argument SOURCE (a run folder or, with "
+                                   "--recursive, a tree of them)")
+        config = _config(eval_config, metrics, prompt_metrics, model, panel, samples, overwrite)
+        bound = bind_metrics(runtime, config.metrics, config.prompt_metrics,
+                             source=str(eval_config or "<command line>"))
+        runs = find_runs(source, recursive=recursive)
+        manifests = load_experiment(experiment) if experiment else load_manifest_set([])
+        scope = judge_scope(config, manifests, models=_turn_models(runs))
+        needs_judge = any(metric.kind == "judge" for metric in bound)
+        engine = make_engine(runtime) if needs_judge else None
+        report = evaluate_runs(runtime, runs, config, engine=engine, scope=scope, metrics=bound)
+        _print_report(report, as_json)
+        if any(outcome.status == "failed" for outcome in report.runs):
+            sys.exit(EXIT_RUN_FAILED)
+
+
+def _config(path: Path | None, metrics: tuple[str, ...], prompt_metrics: tuple[str, ...],
+            model: str | None, panel: tuple[str, ...], samples: int | None,
+            overwrite: bool) -> EvalConfig:
+    source = str(path) if path else "<command line>"
+    raw: dict[str, Any] = {}
+    if path is not None:
+        documents = read_yaml_documents(path)
+        loaded = documents[0] if documents else None
+        if not isinstance(loaded, dict):
+            raise ManifestError([Problem(source, "", "must hold a mapping (an eval_mce config "
+                                         "block)", loaded, True)])
+        raw = dict(loaded)
+    if metrics:
+        raw["metrics"] = list(metrics)
+    if prompt_metrics:
+        raw["prompt_metrics"] = [*raw.get("prompt_metrics", []),
+                                 *(_prompt_metric(text) for text in prompt_metrics)]
+    overrides = {"model": model, "panel": list(panel) or None, "samples": samples,
+                 "overwrite": overwrite or None}
+    raw.update({key: value for key, value in overrides.items() if value is not None})
+    try:
+        return EvalConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ManifestError(problems_from_validation(exc, source)) from None
+
+
+def _prompt_metric(text: str) -> dict[str, str]:
+    metric_id, sep, prompt = text.partition("=")
+    if not sep or not metric_id.strip():
+        raise click.BadParameter(f"expected ID=PROMPT (got {text!r})", param_hint="--prompt-metric")
+    return {"id": metric_id.strip(), "prompt": prompt}
+
+
+def _turn_models(runs: list[Path]) -> list[str]:
+    # The agents' resolved turn models stand in for the applications' spec.models[] when
+    # no experiment is given (spec 000: the judge defaults to the resolved turn model).
+    models = []
+    for path in runs:
+        try:
+            models.append(load_run(path).model)
+        except RunFolderError:
+            continue  # reported when the run is scored
+    return [model for model in models if model]
+
+
+def _print_catalog(runtime: Runtime, as_json: bool) -> None:
+    entries = catalog(runtime)
+    if as_json:
+        click.echo(json.dumps([asdict(entry) for entry in entries], indent=2))
+        return
+    for entry in entries:
+        aliases = ", ".join(dict.fromkeys((entry.name, *entry.aliases)))
+        click.echo(f"{entry.id:<28} {entry.kind:<9} {entry.description}")
+        click.echo(f"{'':<28} names: {aliases}; inputs: {', '.join(entry.inputs)}")
+    click.echo("inline: prompt_metrics entries (id, prompt, unit, evidence) or "
+               "--prompt-metric ID=PROMPT")
+
+
+def _print_report(report: EvalReport, as_json: bool) -> None:
+    if as_json:
+        runs = [{"path": str(o.path), "status": o.status, "scored": o.scored,
+                 "run_quality": o.quality, "error": o.error} for o in report.runs]
+        click.echo(json.dumps({"metadata": report.metadata, "runs": runs}, indent=2))
+        return
+    meta = report.metadata
+    if meta.get("judge_model"):
+        click.echo(f"judge model={meta['judge_model']} source={meta['judge_model_source']}")
+    elif meta.get("judge_error"):
+        click.echo(meta["judge_error"], err=True)
+    for outcome in report.runs:
+        if outcome.status == "failed":
+            click.echo(f"failed   {outcome.path}: {outcome.error}", err=True)
+            continue
+        status = outcome.quality.get("status", "?")
+        what = f"{len(outcome.scored)} metric(s)" if outcome.status == "scored" else \
+            "already scored (--overwrite to re-score)"
+        click.echo(f"{outcome.status:<8} {outcome.path}: {what}, run_quality={status}")
+        for error in outcome.quality.get("errors", []) if outcome.status == "scored" else []:
+            click.echo(f"         unscored {error}")
+    click.echo(f"{meta['runs_scored']} scored, {meta['runs_skipped']} skipped, "
+               f"{meta['runs_failed']} failed")

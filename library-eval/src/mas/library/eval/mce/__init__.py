@@ -1,0 +1,1 @@
+"""The MCE jury: judge-model resolution, panel voting, scoring runs."""

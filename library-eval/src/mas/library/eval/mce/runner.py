@@ -1,0 +1,220 @@
+"""Scoring session runs: configure the jury, bind metrics, write one metrics.json per run.
+
+A lab ``eval_mce`` step is one call::
+
+    config = EvalConfig.model_validate(step.config)
+    report = evaluate_runs(runtime, run_dirs, config, engine=engine,
+                           scope=judge_scope(config, manifests))
+    step_metadata.update(report.metadata)   # judge_model, judge_model_source, ...
+
+Re-scoring never re-runs an agent: it reads the stored record. A run whose metrics.json
+already holds every requested id is skipped unless ``overwrite``; missing ids are added.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from mas.library.eval.mce._prompt import render_material
+from mas.library.eval.mce.config import EvalConfig
+from mas.library.eval.mce.jury import JudgeModel, Jury, aggregate
+from mas.library.eval.metrics.base import JudgeMetric, Metric, MetricResult
+from mas.library.eval.metrics.select import bind_metrics
+from mas.library.eval.output import MetricsFile, MetricsFileError, ScoredMetric
+from mas.library.eval.run import RunFolderError, SessionRun, load_run
+from mas.runtime.errors import MasError
+from mas.runtime.protocols import ChatEngine
+from mas.runtime.runtime import Runtime
+from mas.runtime.spec.model_ref import JudgeScope, resolve_model
+
+log = logging.getLogger(__name__)
+
+
+def configure_jury(
+    runtime: Runtime, engine: ChatEngine, config: EvalConfig, scope: JudgeScope
+) -> Jury:
+    """Resolve the panel (spec 000's chain for the primary judge) and log it.
+
+    :raises ModelResolutionError: no concrete judge model anywhere in the chain.
+    """
+    primary = resolve_model(runtime, "", "judge", scope)
+    judges = [JudgeModel(primary.model, primary.source)]
+    for index, ref in enumerate(config.panel):
+        choice = resolve_model(runtime, ref, "judge", scope)
+        source = f"eval_mce.config.panel[{index}]" if choice.source == "override" else \
+            choice.source
+        judges.append(JudgeModel(choice.model, source))
+    jury = Jury(
+        engine=engine, judges=judges, samples=config.samples, seed=config.seed,
+        temperature=config.temperature, max_tokens=config.max_tokens,
+        json_mode=config.json_mode, max_concurrency=config.max_concurrency,
+        max_tool_chars=config.max_tool_chars,
+    )
+    log.info(
+        "MCE Jury configured (model=%s, source=%s, panel=%s, samples=%d, temperature=%s, "
+        "seed=%s, max_concurrency=%d)",
+        primary.model, primary.source, ",".join(j.model for j in judges), config.samples,
+        config.temperature, config.seed, config.max_concurrency,
+    )
+    return jury
+
+
+def jury_metadata(jury: Jury) -> dict[str, Any]:
+    """``judge_model``, ``judge_model_source``, the panel and what every request sends."""
+    return {
+        "judge_model": jury.judges[0].model,
+        "judge_model_source": jury.judges[0].source,
+        "judges": [asdict(judge) for judge in jury.judges],
+        **jury.sent(),
+    }
+
+
+@dataclass
+class RunOutcome:
+    """What scoring did to one run folder.
+
+    :ivar status: ``scored``, ``skipped`` (already scored) or ``failed`` (unreadable).
+    :ivar scored: ids (re)written by this pass.
+    :ivar quality: the file's ``run_quality`` after this pass.
+    """
+
+    path: Path
+    status: Literal["scored", "skipped", "failed"]
+    scored: list[str] = field(default_factory=list)
+    quality: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass
+class EvalReport:
+    """Everything one scoring pass did; ``metadata`` goes on the ``eval_mce`` step."""
+
+    metadata: dict[str, Any]
+    runs: list[RunOutcome]
+
+
+def evaluate_runs(
+    runtime: Runtime,
+    run_dirs: Iterable[Path | str],
+    config: EvalConfig,
+    *,
+    engine: ChatEngine | None,
+    scope: JudgeScope,
+    metrics: list[Metric] | None = None,
+) -> EvalReport:
+    """Score every run folder in ``run_dirs`` and write its metrics.json.
+
+    :param engine: the engine judge calls go through; ``None`` is allowed when no judge
+        metric is selected.
+    :param metrics: already-bound metrics; default: bound from ``config``.
+    :raises ManifestError: bad metric ids or prompt metrics (before anything is scored).
+    """
+    metrics = metrics if metrics is not None else bind_metrics(
+        runtime, config.metrics, config.prompt_metrics, location="config")
+    jury: Jury | None = None
+    jury_error: str | None = None
+    metadata: dict[str, Any] = {"judge_model": None, "judge_model_source": None}
+    if any(isinstance(metric, JudgeMetric) for metric in metrics):
+        try:
+            if engine is None:
+                raise MasError("no engine to send judge requests through")
+            jury = configure_jury(runtime, engine, config, scope)
+            metadata = jury_metadata(jury)
+        except MasError as exc:
+            jury_error = f"no jury: {exc}"
+            log.error("%s", jury_error)
+            metadata["judge_error"] = jury_error
+    outcomes = [
+        _score_path(Path(path), metrics, jury, jury_error, config.overwrite) for path in run_dirs
+    ]
+    metadata["metrics"] = [metric.id for metric in metrics]
+    for status in ("scored", "skipped", "failed"):
+        metadata[f"runs_{status}"] = sum(1 for o in outcomes if o.status == status)
+    return EvalReport(metadata=metadata, runs=outcomes)
+
+
+def _score_path(
+    path: Path, metrics: list[Metric], jury: Jury | None, jury_error: str | None, overwrite: bool
+) -> RunOutcome:
+    try:
+        run = load_run(path)
+        existing = _existing(run, overwrite)
+    except RunFolderError as exc:
+        log.error("%s", exc)
+        return RunOutcome(path, "failed", error=str(exc))
+    todo = [m for m in metrics if overwrite or existing is None or m.id not in existing.metrics]
+    if existing is not None and not todo:
+        return RunOutcome(path, "skipped", quality=existing.run_quality())
+    record = existing or MetricsFile(run.session_id, run.agent, run.model)
+    record.warnings.extend(run.warnings)
+    for scored in score_run(run, todo, jury, jury_error):
+        record.add(scored)
+        record.warnings.extend(_warnings(scored))
+    if jury is not None and any(isinstance(m, JudgeMetric) for m in todo):
+        record.judge = jury_metadata(jury)
+    record.write(path)
+    return RunOutcome(path, "scored", [m.id for m in todo], record.run_quality())
+
+
+def _existing(run: SessionRun, overwrite: bool) -> MetricsFile | None:
+    try:
+        return MetricsFile.read(run)
+    except MetricsFileError:
+        if overwrite:
+            return None  # --overwrite replaces a damaged metrics.json
+        raise
+
+
+def score_run(
+    run: SessionRun, metrics: list[Metric], jury: Jury | None, jury_error: str | None = None
+) -> list[ScoredMetric]:
+    """Score ``run`` on ``metrics``; judge metrics go to the jury in one batch.
+
+    Nothing raises: a metric that cannot be scored gets ``value: null`` and its error.
+    """
+    results: dict[str, MetricResult] = {}
+    tasks: list[tuple[JudgeMetric, str]] = []
+    material: str | None = None
+    for metric in metrics:
+        missing = metric.missing_input(run)
+        if missing is not None:
+            results[metric.id] = MetricResult(None, error=f"skipped: {missing}",
+                                              detail={"skipped": missing})
+        elif isinstance(metric, JudgeMetric):
+            if jury is None:
+                reason = jury_error or "no jury configured"
+                results[metric.id] = MetricResult(None, error=reason, detail={"skipped": reason})
+                continue
+            if material is None:
+                material = render_material(run, max_tool_chars=jury.max_tool_chars)
+            tasks.append((metric, material))
+        else:
+            results[metric.id] = _compute(metric, run)
+    if tasks and jury is not None:
+        for (metric, _), votes in zip(tasks, jury.vote_all(tasks)):
+            results[metric.id] = aggregate(metric, votes, jury.judges)
+    return [ScoredMetric(m.id, m.kind, results[m.id]) for m in metrics]
+
+
+def _compute(metric: Metric, run: SessionRun) -> MetricResult:
+    compute = getattr(metric, "compute", None)
+    if compute is None:
+        return MetricResult(None, error=f"{type(metric).__name__} is neither a JudgeMetric nor "
+                            "has compute(run)")
+    try:
+        result: MetricResult = compute(run)
+    except Exception as exc:  # one broken metric must not lose the others
+        log.exception("metric %s failed on %s", metric.id, run.path)
+        return MetricResult(None, error=f"metric failed: {type(exc).__name__}: {exc}")
+    return result
+
+
+def _warnings(scored: ScoredMetric) -> list[str]:
+    unverified = scored.result.detail.get("unverified_evidence") or 0
+    if unverified:
+        return [f"{scored.id}: {unverified} evidence quote(s) not found in the transcript"]
+    return []

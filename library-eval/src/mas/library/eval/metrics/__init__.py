@@ -1,0 +1,1 @@
+"""Metric plugins: stock MCE judge ids, inline prompt metrics, computed metrics."""
