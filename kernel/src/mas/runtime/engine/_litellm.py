@@ -1,0 +1,160 @@
+"""Everything that touches the ``litellm`` module: lazy import, providers, replies, errors.
+
+Importing litellm takes seconds and, without ``LITELLM_LOCAL_MODEL_COST_MAP``, reaches for
+the network; so it is imported here, inside functions, only when a model is first called.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import os
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from mas.runtime.errors import ModelCallError
+from mas.runtime.protocols import ModelReply, Usage
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from mas.runtime.registry import KindRegistry
+
+_LOCK = threading.Lock()
+_NOISY_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm")
+
+
+def load_litellm() -> ModuleType:
+    """Import litellm once, offline-safe and quiet, and return the module."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    # Its banners ("Give Feedback / Get Help", debug hints) go to stdout on every failure;
+    # the engine reports failures itself, once.
+    litellm.suppress_debug_info = True
+    for name in _NOISY_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET or logger.level < logging.ERROR:
+            logger.setLevel(logging.ERROR)
+    return litellm
+
+
+def install_providers(registry: KindRegistry) -> list[str]:
+    """Add every registered ``model_provider`` to ``litellm.custom_provider_map``.
+
+    The map is process-wide; a provider name already present keeps its handler, so two
+    runtimes in one process share one handler per name. Returns the names now installed.
+    """
+    litellm = load_litellm()
+    with _LOCK:
+        present = {item["provider"] for item in litellm.custom_provider_map}
+        added = []
+        for entry in registry:
+            if entry.name in present:
+                continue
+            litellm.custom_provider_map.append(
+                {"provider": entry.name, "custom_handler": entry.factory()}
+            )
+            added.append(entry.name)
+        if added:
+            # LiteLLM reads the map into its provider list here; without it the new
+            # prefixes are unknown until the next import.
+            from litellm.utils import custom_llm_setup
+
+            custom_llm_setup()  # type: ignore[no-untyped-call]
+    return sorted(present | set(added))
+
+
+def usage_of(response: Any) -> Usage | None:
+    """Provider usage of a LiteLLM response, ``None`` when the provider sent none."""
+    raw = getattr(response, "usage", None)
+    if raw is None:
+        return None
+    prompt = getattr(raw, "prompt_tokens", None)
+    completion = getattr(raw, "completion_tokens", None)
+    if prompt is None and completion is None:
+        return None
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if not prompt and not completion and not cached:
+        # LiteLLM fills an all-zero Usage when the provider reported nothing.
+        return None
+    return Usage(int(prompt or 0), int(completion or 0), int(cached or 0))
+
+
+def reply_of(response: Any, model: str) -> ModelReply:
+    """Reduce a LiteLLM ``ModelResponse`` to a :class:`ModelReply` (cost filled later).
+
+    :raises ModelCallError: the response has no choices or no message.
+    """
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        raise ModelCallError(f"model {model!r} returned a response with no choices")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise ModelCallError(f"model {model!r} returned a choice with no message")
+    tool_calls = []
+    for call in getattr(message, "tool_calls", None) or []:
+        function = call.function
+        tool_calls.append({
+            "id": call.id,
+            "type": "function",
+            "function": {"name": function.name, "arguments": function.arguments or "{}"},
+        })
+    return ModelReply(
+        text=message.content or "",
+        tool_calls=tool_calls,
+        usage=usage_of(response),
+        model=model,
+    )
+
+
+def retriable(exc: BaseException) -> bool:
+    """Whether a LiteLLM error is worth another attempt: 429, 5xx, timeouts, dropped links."""
+    litellm = load_litellm()
+    transient = (
+        litellm.RateLimitError,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+        litellm.Timeout,
+        litellm.APIConnectionError,
+    )
+    return isinstance(exc, transient) and not isinstance(exc, litellm.AuthenticationError)
+
+
+def is_authentication(exc: BaseException) -> bool:
+    """A 401/403-style error, or no credentials at all: retrying cannot help."""
+    litellm = load_litellm()
+    if isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)):
+        return True
+    # The OpenAI SDK refuses to send a request without a key; LiteLLM reports that as a
+    # 500, which would otherwise be retried.
+    return "Missing credentials" in str(exc)
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the server asked us to wait (``Retry-After``), ``None`` when it did not say."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, parsed.timestamp() - time.time()) if parsed is not None else None
+
+
+def describe(exc: BaseException, secrets: tuple[str, ...] = ()) -> str:
+    """One line naming the error kind and the provider's message, secrets masked."""
+    text = " ".join(str(exc).split())
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    if len(text) > 300:
+        text = text[:297] + "..."
+    return f"{type(exc).__name__}: {text}"

@@ -1,0 +1,144 @@
+"""Estimated cost of model calls (spec 003) and the per-session ledger of usage and caches.
+
+cost = uncached input x input rate + cached input x cached-input rate + output x output
+rate, rates per million tokens. A response-cache hit costs nothing. A live call without
+pricing or without provider usage cannot be priced: the session's ``cost_status`` then
+becomes ``pricing_or_usage_unavailable`` and stays so (the total is a lower bound).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mas.runtime.protocols import Usage
+
+if TYPE_CHECKING:
+    from mas.runtime.catalog import Pricing
+
+PricingResolver = Callable[[str], "Pricing | None"]
+"""Gives the rates for a model string, ``None`` when the model is unpriced."""
+
+COST_OK = "ok"
+COST_UNAVAILABLE = "pricing_or_usage_unavailable"
+
+USAGE_PROVIDER = "provider"
+USAGE_CACHED_RESPONSE = "cached_response"
+USAGE_UNAVAILABLE = "unavailable"
+
+_MILLION = 1_000_000
+
+
+def call_cost(usage: Usage | None, pricing: Pricing | None) -> float | None:
+    """USD estimate of one live call, ``None`` when usage or pricing is missing.
+
+    Cached input without a cached-input rate is charged at the input rate (the
+    conservative reading of an unknown discount).
+    """
+    if usage is None or pricing is None:
+        return None
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    uncached = usage.prompt_tokens - cached
+    cached_rate = pricing.cached_input_per_million
+    if cached_rate is None:
+        cached_rate = pricing.input_per_million
+    return (
+        uncached * pricing.input_per_million
+        + cached * cached_rate
+        + usage.completion_tokens * pricing.output_per_million
+    ) / _MILLION
+
+
+@dataclass
+class LayerCounts:
+    """Probes of one cache layer."""
+
+    hits: int = 0
+    misses: int = 0
+
+    @property
+    def lookups(self) -> int:
+        """Hits plus misses."""
+        return self.hits + self.misses
+
+    @property
+    def hit_rate(self) -> float | None:
+        """Hits over lookups, ``None`` before the first lookup."""
+        return self.hits / self.lookups if self.lookups else None
+
+
+@dataclass
+class UsageLedger:
+    """What one session's model calls used and cost, cumulatively. Numbers only.
+
+    :ivar llm_calls: calls that counted against the budget (cache hits included).
+    :ivar live_calls: calls that reached a provider and returned.
+    :ivar cost: cumulative estimated USD over priced live calls.
+    :ivar cost_status: ``ok`` or ``pricing_or_usage_unavailable``.
+    :ivar prompt_tokens: cumulative provider-reported input tokens of live calls.
+    :ivar completion_tokens: cumulative provider-reported output tokens of live calls.
+    :ivar cached_tokens: cumulative provider prefix-cache tokens of live calls.
+    :ivar last_usage: usage of the latest call (live or cached), if any.
+    :ivar last_usage_source: ``provider``, ``cached_response`` or ``unavailable``.
+    :ivar last_model: model of the latest call.
+    :ivar requests_hit: requests answered by some cache layer.
+    :ivar requests_missed: requests that probed a cache and went to the provider.
+    :ivar layers: raw probe counts per cache layer.
+    """
+
+    llm_calls: int = 0
+    live_calls: int = 0
+    cost: float = 0.0
+    cost_status: str = COST_OK
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    last_usage: Usage | None = None
+    last_usage_source: str = USAGE_UNAVAILABLE
+    last_model: str = ""
+    requests_hit: int = 0
+    requests_missed: int = 0
+    layers: dict[str, LayerCounts] = field(default_factory=dict)
+
+    def record_lookup(self, layer: str, hit: bool) -> None:
+        """Count one probe of ``layer``."""
+        counts = self.layers.setdefault(layer, LayerCounts())
+        if hit:
+            counts.hits += 1
+        else:
+            counts.misses += 1
+
+    def record_request(self, hit: bool) -> None:
+        """Count one request that probed at least one cache, once, whatever the layers."""
+        if hit:
+            self.requests_hit += 1
+        else:
+            self.requests_missed += 1
+
+    @property
+    def request_hit_rate(self) -> float | None:
+        """Requests served from a cache over requests that probed one."""
+        total = self.requests_hit + self.requests_missed
+        return self.requests_hit / total if total else None
+
+    def record_live(self, model: str, usage: Usage | None, cost: float | None) -> None:
+        """Add one live provider call."""
+        self.live_calls += 1
+        self.last_model = model
+        self.last_usage = usage
+        self.last_usage_source = USAGE_PROVIDER if usage is not None else USAGE_UNAVAILABLE
+        if usage is not None:
+            self.prompt_tokens += usage.prompt_tokens
+            self.completion_tokens += usage.completion_tokens
+            self.cached_tokens += usage.cached_tokens
+        if cost is None:
+            self.cost_status = COST_UNAVAILABLE
+        else:
+            self.cost += cost
+
+    def record_cached(self, model: str, usage: Usage | None) -> None:
+        """Add one response served from the response cache: zero cost, usage kept for analysis."""
+        self.last_model = model
+        self.last_usage = usage
+        self.last_usage_source = USAGE_CACHED_RESPONSE

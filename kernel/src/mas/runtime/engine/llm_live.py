@@ -1,0 +1,408 @@
+"""The engine: the one place mas calls a model, always through ``litellm.completion``.
+
+Every call — agent turn, summary, judge vote — goes through :meth:`Engine.call`: budget
+check, response-cache probe, the live call with retries, usage and cost accounting, and an
+``llm.call`` event (numbers only: never prompt text, never keys).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from mas.runtime.engine import _litellm, _retry
+from mas.runtime.engine.cache import (
+    LAYER,
+    PROVIDER_LAYER,
+    ResponseCache,
+    ResponseCacheMissError,
+    request_key,
+)
+from mas.runtime.engine.cost import (
+    COST_OK,
+    COST_UNAVAILABLE,
+    USAGE_CACHED_RESPONSE,
+    USAGE_PROVIDER,
+    USAGE_UNAVAILABLE,
+    UsageLedger,
+    call_cost,
+)
+from mas.runtime.errors import BudgetExceededError
+from mas.runtime.events import Event
+from mas.runtime.protocols import Message, ModelReply
+from mas.runtime.spec.model_ref import map_model, package_default_model
+from mas.runtime.spec.windows import resolve_pricing
+
+if TYPE_CHECKING:
+    from mas.runtime.catalog import Catalog, Pricing
+    from mas.runtime.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+KEYLESS_PLACEHOLDER = "no-key"
+"""Key sent to an ``openai/`` server at ``api_base`` when none is configured."""
+
+PURPOSES = ("turn", "summary", "judge")
+"""What a call is for, as carried on ``llm.call`` events."""
+
+
+class Engine:
+    """Calls models through LiteLLM for one session, with budget, cache, cost and events.
+
+    :param runtime: the runtime (model providers to install, event fan-out).
+    :param model: the agent's turn model (a LiteLLM model string); ``None`` means the
+        package default model (``offline/default``).
+    :param session_id: put on every event; the ledger is per engine, so one engine per session.
+    :param api_base: URL of an OpenAI-compatible server (infra ``generation.api_base``).
+    :param api_key: the key itself (read from infra ``generation.api_key_env`` by the caller);
+        never logged or emitted.
+    :param timeout: seconds per attempt (infra ``generation.timeout``).
+    :param num_retries: extra attempts on 429, 5xx, timeouts, dropped connections and
+        unreadable responses (infra ``generation.num_retries``); authentication errors are
+        never retried.
+    :param retry_backoff: first wait in seconds between attempts, doubled each time, when
+        the server sends no ``Retry-After``.
+    :param max_retry_wait: cap on any single wait, ``Retry-After`` included.
+    :param max_llm_calls: ``spec.budget.max_llm_calls``; ``None`` for no limit.
+    :param max_tokens: output limit sent on turn calls; ``None`` sends none.
+    :param cache: the response cache (``infra_llm_cache`` layer), or ``None``.
+    :param infra_pricing: infra ``generation.pricing`` (overrides the catalog).
+    :param infra_mappings: infra model mappings: manifest model -> deployed model.
+    :param catalog: the model catalog for pricing; defaults to the kernel's.
+    :param sleep: how to wait between attempts (tests pass a recorder).
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        model: str | None = None,
+        session_id: str = "",
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        num_retries: int = 2,
+        retry_backoff: float = 0.5,
+        max_retry_wait: float = 30.0,
+        max_llm_calls: int | None = None,
+        max_tokens: int | None = None,
+        cache: ResponseCache | None = None,
+        infra_pricing: Pricing | Mapping[str, Any] | None = None,
+        infra_mappings: Mapping[str, str] | None = None,
+        catalog: Catalog | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if timeout <= 0:
+            raise ValueError(f"timeout: must be a positive number of seconds (got {timeout!r})")
+        if num_retries < 0:
+            raise ValueError(f"num_retries: must be 0 or more (got {num_retries!r})")
+        if retry_backoff < 0 or max_retry_wait < 0:
+            bad = "retry_backoff" if retry_backoff < 0 else "max_retry_wait"
+            value = retry_backoff if retry_backoff < 0 else max_retry_wait
+            raise ValueError(f"{bad}: must be 0 or more seconds (got {value!r})")
+        if max_llm_calls is not None and max_llm_calls < 1:
+            raise ValueError(f"max_llm_calls: must be at least 1 (got {max_llm_calls!r})")
+        if max_tokens is not None and max_tokens < 1:
+            raise ValueError(f"max_tokens: must be at least 1 (got {max_tokens!r})")
+        if model is None:
+            model = package_default_model()
+        self.runtime = runtime
+        self.model = model
+        self.session_id = session_id
+        self.api_base = api_base
+        self._api_key = api_key
+        self.timeout = timeout
+        self.max_llm_calls = max_llm_calls
+        self.max_tokens = max_tokens
+        self.cache = cache
+        self.infra_pricing = infra_pricing
+        self.infra_mappings = dict(infra_mappings or {})
+        self.catalog = catalog
+        self.ledger = UsageLedger()
+        self.retry_policy = _retry.RetryPolicy(num_retries, retry_backoff, max_retry_wait, sleep)
+        self._lock = threading.Lock()
+        self._pricing: dict[str, Pricing | None] = {}
+        self._providers_ready = False
+
+    def __repr__(self) -> str:
+        # Never show the key.
+        return (
+            f"Engine(model={self.model!r}, session_id={self.session_id!r}, "
+            f"api_base={self.api_base!r})"
+        )
+
+    # ----------------------------------------------------------------------------------
+    # The three entry points
+    # ----------------------------------------------------------------------------------
+
+    def turn(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        model: str | None = None,
+    ) -> ModelReply:
+        """One agent-turn model call with the engine's model and ``max_tokens``."""
+        return self.call(messages, tools=tools, model=model, max_tokens=self.max_tokens)
+
+    def summarize_messages(
+        self,
+        messages: list[Message],
+        *,
+        model: str,
+        tools: list[dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+    ) -> ModelReply:
+        """The summarizer's out-of-band call (:class:`~mas.runtime.protocols.SummaryEngine`).
+
+        Logs ``history summarizer: completing N message(s) model=…`` (with ``(override)``
+        when the summary model is not the agent's turn model).
+        """
+        model = model or self.model
+        override = " (override)" if model != self.model else ""
+        log.info(
+            "history summarizer: completing %d message(s) model=%s%s",
+            len(messages), model, override,
+        )
+        return self.call(
+            messages, tools=tools, model=model, max_tokens=max_tokens, purpose="summary"
+        )
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        model: str,
+        temperature: float | None = None,
+        seed: int | None = None,
+        max_tokens: int | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> ModelReply:
+        """A call outside a turn, such as a judge vote (``ChatEngine`` protocol)."""
+        return self.call(
+            messages,
+            model=model or self.model,
+            temperature=temperature,
+            seed=seed,
+            max_tokens=max_tokens,
+            response_format=response_format,
+            purpose="judge",
+        )
+
+    def call(
+        self,
+        messages: list[Message],
+        *,
+        model: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        seed: int | None = None,
+        response_format: dict[str, Any] | None = None,
+        purpose: str = "turn",
+    ) -> ModelReply:
+        """Send one request and return the reply; the primitive under the entry points.
+
+        :raises BudgetExceededError: ``max_llm_calls`` calls were already made.
+        :raises ResponseCacheMissError: the cache is strict and has no answer.
+        :raises ModelCallError: the provider failed after the allowed retries, rejected the
+            credentials, or sent an unusable response.
+        """
+        if purpose not in PURPOSES:
+            raise ValueError(f"purpose: must be one of {', '.join(PURPOSES)} (got {purpose!r})")
+        requested = model or self.model
+        deployed = map_model(requested, self.infra_mappings)
+        self._charge_budget(purpose)
+        params = {
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "seed": seed,
+            "response_format": response_format,
+        }
+        key = None
+        infra_probed = False
+        if self.cache is not None:
+            key = request_key(deployed, messages, tools, params)
+            cached = self.cache.get(key)
+            infra_probed = True
+            self._lookup_event(LAYER, cached is not None, purpose)
+            if cached is not None:
+                self._count_request(hit=True)
+                return self._finish_cached(cached, requested, purpose, len(messages), tools)
+            if self.cache.strict:
+                self._count_request(hit=False)
+                raise ResponseCacheMissError(
+                    f"strict response cache {self.cache.path} has no answer for this {purpose} "
+                    f"request to {deployed!r}; record it with strict: false first"
+                )
+        started = time.monotonic()
+        try:
+            reply, attempts = self._call_live(deployed, messages, tools, params, purpose)
+        except Exception:
+            if infra_probed:
+                self._count_request(hit=False)
+            raise
+        latency = time.monotonic() - started
+        cost = call_cost(reply.usage, self._pricing_for(requested))
+        reply = replace(reply, model=deployed, cost=cost)
+        with self._lock:
+            self.ledger.record_live(deployed, reply.usage, cost)
+        provider_hit = None
+        if reply.usage is not None:
+            # The provider's prefix cache is probed by every call that reaches it; a call
+            # that reports cached input tokens hit it.
+            provider_hit = reply.usage.cached_tokens > 0
+            self._lookup_event(PROVIDER_LAYER, provider_hit, purpose,
+                               cached_tokens=reply.usage.cached_tokens)
+        if infra_probed or provider_hit is not None:
+            self._count_request(hit=bool(provider_hit))
+        if self.cache is not None and key is not None:
+            self.cache.put(key, reply)
+        self._call_event(
+            reply, requested, purpose, len(messages), tools,
+            latency=latency, attempts=attempts,
+            source=USAGE_PROVIDER if reply.usage is not None else USAGE_UNAVAILABLE,
+            cost_status=COST_OK if cost is not None else COST_UNAVAILABLE,
+        )
+        return reply
+
+    # ----------------------------------------------------------------------------------
+    # Internals
+    # ----------------------------------------------------------------------------------
+
+    def _charge_budget(self, purpose: str) -> None:
+        with self._lock:
+            limit = self.max_llm_calls
+            if limit is not None and self.ledger.llm_calls >= limit:
+                raise BudgetExceededError(
+                    f"spec.budget.max_llm_calls: all {limit} model call(s) of this session are "
+                    f"used; the next {purpose} call was refused (raise max_llm_calls to allow more)"
+                )
+            self.ledger.llm_calls += 1
+
+    def _pricing_for(self, requested: str) -> Pricing | None:
+        if requested not in self._pricing:
+            self._pricing[requested] = resolve_pricing(
+                requested,
+                infra_pricing=self.infra_pricing,
+                infra_mappings=self.infra_mappings,
+                catalog=self.catalog,
+            )
+        return self._pricing[requested]
+
+    def _ensure_providers(self) -> None:
+        if not self._providers_ready:
+            _litellm.install_providers(self.runtime.registries.model_provider)
+            self._providers_ready = True
+
+    def _call_live(
+        self,
+        model: str,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None,
+        params: dict[str, Any],
+        purpose: str,
+    ) -> tuple[ModelReply, int]:
+        self._ensure_providers()
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "timeout": self.timeout,
+            # Retries are the engine's own (see _retry); LiteLLM's and the SDK's are off.
+            "num_retries": 0,
+            "max_retries": 0,
+            # A parameter the provider cannot take is dropped rather than failing the call.
+            "drop_params": True,
+        }
+        kwargs.update({k: v for k, v in params.items() if v is not None})
+        if tools:
+            kwargs["tools"] = tools
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self._api_key:
+            kwargs["api_key"] = self._api_key
+        elif self.api_base and model.startswith("openai/") and not os.environ.get(
+            "OPENAI_API_KEY"
+        ):
+            # A local OpenAI-compatible server (llama.cpp, Ollama, vLLM) often needs no
+            # key, but the OpenAI SDK will not send a request without one.
+            kwargs["api_key"] = KEYLESS_PLACEHOLDER
+        response, attempts = _retry.complete(
+            kwargs, policy=self.retry_policy, purpose=purpose, api_base=self.api_base,
+            secrets=(self._api_key,) if self._api_key else (),
+        )
+        return _litellm.reply_of(response, model), attempts
+
+    def _finish_cached(
+        self,
+        reply: ModelReply,
+        requested: str,
+        purpose: str,
+        n_messages: int,
+        tools: list[dict[str, Any]] | None,
+    ) -> ModelReply:
+        with self._lock:
+            self.ledger.record_cached(reply.model or requested, reply.usage)
+        self._call_event(
+            reply, requested, purpose, n_messages, tools,
+            latency=0.0, attempts=0, source=USAGE_CACHED_RESPONSE, cost_status=COST_OK,
+        )
+        return reply
+
+    def _count_request(self, *, hit: bool) -> None:
+        with self._lock:
+            self.ledger.record_request(hit)
+
+    def _lookup_event(self, layer: str, hit: bool, purpose: str, **extra: Any) -> None:
+        with self._lock:
+            self.ledger.record_lookup(layer, hit)
+        data: dict[str, Any] = {"layer": layer, "hit": hit, "purpose": purpose}
+        if layer == LAYER:
+            data["strict"] = bool(self.cache is not None and self.cache.strict)
+        data.update(extra)
+        self._emit("cache.lookup", data)
+
+    def _call_event(
+        self,
+        reply: ModelReply,
+        requested: str,
+        purpose: str,
+        n_messages: int,
+        tools: list[dict[str, Any]] | None,
+        *,
+        latency: float,
+        attempts: int,
+        source: str,
+        cost_status: str,
+    ) -> None:
+        usage = reply.usage
+        self._emit("llm.call", {
+            "model": reply.model or requested,
+            "requested_model": requested,
+            "purpose": purpose,
+            "messages": n_messages,
+            "tools": len(tools or []),
+            "tool_calls": len(reply.tool_calls),
+            "prompt_tokens": usage.prompt_tokens if usage else None,
+            "completion_tokens": usage.completion_tokens if usage else None,
+            "cached_tokens": usage.cached_tokens if usage else None,
+            "provider_usage_source": source,
+            "cache_hit": reply.cache_hit,
+            "cost": reply.cost,
+            "cost_status": cost_status,
+            "session_cost": self.ledger.cost,
+            "session_cost_status": self.ledger.cost_status,
+            "latency_s": round(latency, 6),
+            "attempts": attempts,
+            "llm_calls": self.ledger.llm_calls,
+        })
+
+    def _emit(self, name: str, data: dict[str, Any]) -> None:
+        self.runtime.emit(Event(name, data, session_id=self.session_id))
+
+

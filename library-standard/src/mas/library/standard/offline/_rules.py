@@ -1,0 +1,343 @@
+"""What the offline model answers: five rules, tried in order (docs/offline-model.md).
+
+1. judge   — the request asks for JSON with a "score": a verdict by a fixed rule.
+2. tools   — the last user message scripts ``CALL tool_name {json}``: emit the calls one
+             by one, then answer with the tool results.
+3. summary — the request asks for a summary: an extractive one that keeps identifiers,
+             numbers, names and ``key: value`` lines.
+4. question — the last user message asks something: the best matching fact still present
+             in the request, or "I don't know".
+5. otherwise — "Noted."
+
+Everything is a pure function of the request, so the same request gets the same answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from mas.library.standard.offline._text import (
+    content_text,
+    detail_score,
+    is_fact,
+    keywords,
+    message_text,
+    sentences,
+    template,
+)
+from mas.runtime.context.skills import mask_skills
+from mas.runtime.protocols import Message
+
+DONT_KNOW = "I don't know"
+"""How every "not in my prompt" answer starts (the judge rule looks for it)."""
+
+NOTHING_TO_KEEP = "Nothing specific to keep."
+"""The summary of material without identifiers, numbers or names."""
+
+_CALL = re.compile(r"^\s*CALL\s+([A-Za-z_][\w\-]*)\s*(.*?)\s*$")
+_SUMMARY_ASK = re.compile(
+    r"\bsummar(?:y|ies|i[sz]e|i[sz]ing)\b|\bcondense\b|\bcheckpoint\b", re.IGNORECASE
+)
+_QUESTION_START = re.compile(
+    r"^\s*(what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|"
+    r"could|tell me|remind me|recall)\b",
+    re.IGNORECASE,
+)
+_EXPECTED = re.compile(
+    r"^\s*(?:expected(?: facts?| answer| output)?|reference(?: answer)?)\s*:\s*(.+)$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_LIKERT = re.compile(r"\b1\s*(?:-|–|to)\s*5\b")
+_DONT_KNOW = re.compile(r"\bI don't know\b")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The offline model's reply: text and OpenAI ``tool_calls`` entries."""
+
+    text: str
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    rule: str = ""
+
+
+def respond(
+    messages: list[Message],
+    tools: list[dict[str, Any]] | None = None,
+    response_format: dict[str, Any] | None = None,
+    max_tokens: int | None = None,
+) -> Answer:
+    """The reply to one request, by the first rule that applies."""
+    last_user = _last_index(messages, "user")
+    if _wants_judgement(messages, response_format):
+        return judge(messages)
+    scripted = _scripted_calls(messages[last_user]) if last_user is not None else []
+    if scripted:
+        return follow_script(messages, last_user or 0, scripted, tools or [])
+    if last_user is not None and _tool_results_after(messages, last_user):
+        return Answer(_tool_summary(messages, last_user), rule="tools")
+    if _wants_summary(messages, last_user):
+        return summarize(messages, max_tokens)
+    if last_user is not None:
+        question = message_text(messages[last_user])
+        if _is_question(question):
+            return answer_question(messages, question)
+    return Answer("Noted.", rule="statement")
+
+
+# ------------------------------------------------------------------------------------
+# Detection
+# ------------------------------------------------------------------------------------
+
+
+def _last_index(messages: list[Message], role: str) -> int | None:
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == role:
+            return index
+    return None
+
+
+def _wants_judgement(messages: list[Message], response_format: dict[str, Any] | None) -> bool:
+    if response_format and str(response_format.get("type", "")).startswith("json"):
+        return True
+    instruction = "\n".join(
+        content_text(m.get("content")) for m in messages if m.get("role") in ("system", "user")
+    )
+    return "JSON" in instruction and '"score"' in instruction
+
+
+def _wants_summary(messages: list[Message], last_user: int | None) -> bool:
+    if (
+        last_user is not None
+        and last_user == len(messages) - 1
+        and _SUMMARY_ASK.search(content_text(messages[last_user].get("content")))
+    ):
+        return True
+    return _out_of_band(messages)
+
+
+def _out_of_band(messages: list[Message]) -> bool:
+    # The out-of-band summarizer shape: a summary instruction as system prompt, then the
+    # material as user message(s), no assistant turn yet.
+    first = messages[0] if messages else {}
+    return (
+        first.get("role") == "system"
+        and bool(_SUMMARY_ASK.search(content_text(first.get("content"))))
+        and not any(m.get("role") == "assistant" for m in messages)
+    )
+
+
+def _is_question(text: str) -> bool:
+    return "?" in text or bool(_QUESTION_START.match(text))
+
+
+# ------------------------------------------------------------------------------------
+# Rule 2: scripted tool calls
+# ------------------------------------------------------------------------------------
+
+
+def _scripted_calls(message: Message) -> list[tuple[str, str]]:
+    calls = []
+    for line in content_text(message.get("content")).splitlines():
+        match = _CALL.match(line)
+        if match:
+            calls.append((match.group(1), match.group(2) or "{}"))
+    return calls
+
+
+def _tool_results_after(messages: list[Message], index: int) -> list[Message]:
+    return [m for m in messages[index + 1:] if m.get("role") == "tool"]
+
+
+def _calls_made_after(messages: list[Message], index: int) -> int:
+    return sum(
+        len(m.get("tool_calls") or [])
+        for m in messages[index + 1:]
+        if m.get("role") == "assistant"
+    )
+
+
+def follow_script(
+    messages: list[Message], last_user: int, scripted: list[tuple[str, str]],
+    tools: list[dict[str, Any]],
+) -> Answer:
+    """Emit the next scripted call not yet made; when all are made, report their results."""
+    done = _calls_made_after(messages, last_user)
+    if done >= len(scripted):
+        return Answer(_tool_summary(messages, last_user), rule="tools")
+    name, raw_args = scripted[done]
+    available = sorted(_tool_names(tools))
+    if name not in available:
+        listing = ", ".join(available) or "none"
+        return Answer(
+            f"I can't call {name}: it is not among the available tools ({listing}).",
+            rule="tools",
+        )
+    try:
+        args = json.loads(raw_args)
+    except ValueError:
+        return Answer(f"I can't call {name}: its arguments are not valid JSON.", rule="tools")
+    arguments = json.dumps(args, sort_keys=True, ensure_ascii=False)
+    seed = f"{done}\x1f{name}\x1f{arguments}\x1f{content_text(messages[last_user].get('content'))}"
+    call_id = "call_" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:16]
+    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+    return Answer("", [call], rule="tools")
+
+
+def _tool_names(tools: list[dict[str, Any]]) -> set[str]:
+    names = set()
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            names.add(function["name"])
+    return names
+
+
+def _tool_summary(messages: list[Message], last_user: int) -> str:
+    names = {}
+    for message in messages[last_user + 1:]:
+        for call in message.get("tool_calls") or []:
+            names[call.get("id")] = (call.get("function") or {}).get("name", "tool")
+    parts = []
+    for message in _tool_results_after(messages, last_user):
+        name = message.get("name") or names.get(message.get("tool_call_id"), "tool")
+        result = " ".join(content_text(message.get("content")).split())
+        if len(result) > 400:
+            result = result[:397] + "..."
+        parts.append(f"{name} returned: {result}")
+    return "\n".join(parts) if parts else "No tool results."
+
+
+# ------------------------------------------------------------------------------------
+# Rule 3: extractive summary
+# ------------------------------------------------------------------------------------
+
+
+def summarize(messages: list[Message], max_tokens: int | None) -> Answer:
+    """Keep the sentences that carry details, verbatim, in their original order.
+
+    Material: in the replayed-conversation shape, every message except the leading system
+    prompt and the final instruction; in the out-of-band shape, every non-system message.
+    Candidates are sentences with a positive :func:`detail_score`; of sentences sharing a
+    :func:`template` only the first is kept. Over the length budget (``max_tokens`` x 4
+    characters, else a sixth of the material, at least 600 characters) the lowest-scoring
+    sentences go first, the oldest first among equals.
+    """
+    if _out_of_band(messages):
+        material = [m for m in messages if m.get("role") != "system"]
+    else:
+        # Drop the agent's system prompt and the instruction; keep later system rows
+        # (an earlier summary must survive the update).
+        start = 1 if messages and messages[0].get("role") == "system" else 0
+        material = messages[start:-1]
+    kept: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    total = 0
+    for message in material:
+        text = message_text(mask_skills(message))
+        total += len(text)
+        for sentence in sentences(text):
+            score, shape = detail_score(sentence), template(sentence)
+            if score and shape not in seen:
+                seen.add(shape)
+                kept.append((score, sentence))
+    budget = max_tokens * 4 if max_tokens else max(600, total // 6)
+    used = sum(len(sentence) + 3 for _, sentence in kept)
+    dropped: set[int] = set()
+    for index in sorted(range(len(kept)), key=lambda i: (kept[i][0], i)):
+        if used <= budget:
+            break
+        dropped.add(index)
+        used -= len(kept[index][1]) + 3
+    lines = [f"- {sentence}" for i, (_, sentence) in enumerate(kept) if i not in dropped]
+    return Answer("\n".join(lines) if lines else NOTHING_TO_KEEP, rule="summary")
+
+
+# ------------------------------------------------------------------------------------
+# Rule 4: questions answered from the prompt
+# ------------------------------------------------------------------------------------
+
+
+def answer_question(messages: list[Message], question: str) -> Answer:
+    """The fact sentence sharing the most keywords with the question (ties: the latest).
+
+    Keywords come from the question sentences of the last user message (the whole message
+    when it has no "?"). A sentence anywhere in the request — that message included —
+    qualifies when it states a fact (see ``is_fact``), is not a question, is not an earlier
+    "I don't know", and shares at least half of the question's keywords.
+    """
+    asked = [s for s in sentences(question) if s.endswith("?")]
+    wanted = keywords(" ".join(asked) if asked else question)
+    if not wanted:
+        return Answer(f"{DONT_KNOW}: the question names nothing to look for.", rule="question")
+    needed = max(1, (len(wanted) + 1) // 2)
+    best: tuple[int, int] | None = None
+    best_sentence = ""
+    position = 0
+    for message in messages:
+        for sentence in sentences(message_text(message)):
+            position += 1
+            if sentence.startswith(DONT_KNOW) or not is_fact(sentence):
+                continue
+            score = len(wanted & keywords(sentence))
+            if score >= needed and (best is None or (score, position) >= best):
+                best = (score, position)
+                best_sentence = sentence
+    if best is None:
+        topic = ", ".join(sorted(wanted))
+        return Answer(f"{DONT_KNOW}: nothing in this conversation mentions {topic}.",
+                      rule="question")
+    return Answer(best_sentence, rule="question")
+
+
+# ------------------------------------------------------------------------------------
+# Rule 1: judge verdicts
+# ------------------------------------------------------------------------------------
+
+
+def judge(messages: list[Message]) -> Answer:
+    """``{"score", "reasoning", "evidence": [quotes]}`` by a fixed rule.
+
+    With an ``Expected: a; b`` (or ``Reference:``) line in the prompt: score 1 when every
+    expected item occurs, case-insensitively, elsewhere in the prompt. Without one: score 1
+    unless the judged material contains an "I don't know" answer. A prompt that mentions a
+    1-5 scale gets 5 or 1 instead of 1 or 0.
+    """
+    prompt = "\n".join(content_text(m.get("content")) for m in messages)
+    likert = bool(_LIKERT.search(prompt))
+    expected_lines = _EXPECTED.findall(prompt)
+    if expected_lines:
+        body = _EXPECTED.sub("", prompt).lower()
+        items = [i.strip() for line in expected_lines for i in re.split(r"[;|]", line)]
+        items = [i for i in items if i]
+        missing = [i for i in items if i.lower() not in body]
+        passed = not missing
+        reasoning = (
+            f"all {len(items)} expected item(s) appear in the material"
+            if passed else f"{len(missing)} of {len(items)} expected item(s) are missing"
+        )
+        evidence = items if passed else missing
+    else:
+        match = _DONT_KNOW.search(prompt)
+        passed = match is None
+        reasoning = (
+            "no reply admits missing information"
+            if passed else "a reply says the information is not known"
+        )
+        evidence = [] if match is None else [_line_at(prompt, match.start())]
+    score = (5 if passed else 1) if likert else (1 if passed else 0)
+    verdict = {"score": score, "reasoning": reasoning, "evidence": evidence}
+    return Answer(json.dumps(verdict, ensure_ascii=False), rule="judge")
+
+
+def _line_at(text: str, offset: int) -> str:
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    line = text[start:end if end >= 0 else len(text)].strip()
+    return line if len(line) <= 200 else line[:197] + "..."
+
+
+__all__ = ["DONT_KNOW", "NOTHING_TO_KEEP", "Answer", "respond"]

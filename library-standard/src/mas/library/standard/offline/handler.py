@@ -1,0 +1,78 @@
+"""The offline model as a LiteLLM custom provider (imports litellm: load it lazily).
+
+LiteLLM routes ``offline/<anything>`` here through its real ``completion`` path, so the
+engine, retries, usage parsing and cost code all run exactly as with a hosted model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import litellm
+from litellm.llms.custom_llm import CustomLLM
+from litellm.types.utils import ChatCompletionMessageToolCall, Function
+
+from mas.library.standard.offline._rules import respond
+from mas.library.standard.offline.prefix_cache import PrefixCache
+from mas.runtime.context.estimate import DEFAULT_ESTIMATOR
+
+
+class OfflineLLM(CustomLLM):
+    """Deterministic, key-less, network-less chat model with usage and a prefix cache."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prefix_cache = PrefixCache()
+
+    def completion(self, model: str, messages: list[Any], api_base: str | None,
+                   custom_prompt_dict: dict[str, Any], model_response: Any, print_verbose: Any,
+                   encoding: Any, api_key: Any, logging_obj: Any, optional_params: dict[str, Any],
+                   acompletion: Any = None, litellm_params: Any = None, logger_fn: Any = None,
+                   headers: Any = None, timeout: Any = None, client: Any = None) -> Any:
+        """Answer one chat request (LiteLLM's synchronous entry point)."""
+        return self.answer(model, messages, optional_params, model_response)
+
+    async def acompletion(self, model: str, messages: list[Any], api_base: str | None,
+                          custom_prompt_dict: dict[str, Any], model_response: Any,
+                          print_verbose: Any, encoding: Any, api_key: Any, logging_obj: Any,
+                          optional_params: dict[str, Any], acompletion: Any = None,
+                          litellm_params: Any = None, logger_fn: Any = None, headers: Any = None,
+                          timeout: Any = None, client: Any = None) -> Any:
+        """Answer one chat request (LiteLLM's asynchronous entry point)."""
+        return self.answer(model, messages, optional_params, model_response)
+
+    def answer(self, model: str, messages: list[Any], optional_params: dict[str, Any],
+               model_response: Any) -> Any:
+        """Fill ``model_response`` with the rules' answer and estimator-based usage."""
+        tools = optional_params.get("tools") or None
+        max_tokens = optional_params.get("max_tokens") or optional_params.get(
+            "max_completion_tokens"
+        )
+        reply = respond(messages, tools, optional_params.get("response_format"), max_tokens)
+        text, finish = reply.text, "tool_calls" if reply.tool_calls else "stop"
+        if max_tokens and DEFAULT_ESTIMATOR.text(text) > max_tokens:
+            text, finish = text[: DEFAULT_ESTIMATOR.chars_for(max_tokens)], "length"
+        prompt = DEFAULT_ESTIMATOR.messages(messages) + DEFAULT_ESTIMATOR.tools(tools)
+        cached = self.prefix_cache.probe(model, messages, tools, prompt)
+        out = {"role": "assistant", "content": text, "tool_calls": reply.tool_calls or None}
+        completion = DEFAULT_ESTIMATOR.message(out) - DEFAULT_ESTIMATOR.message_overhead
+        choice = model_response.choices[0]
+        choice.message.content = (text or None) if reply.tool_calls else text
+        if reply.tool_calls:
+            choice.message.tool_calls = [
+                ChatCompletionMessageToolCall(
+                    id=call["id"], type="function",
+                    function=Function(name=call["function"]["name"],
+                                      arguments=call["function"]["arguments"]),
+                )
+                for call in reply.tool_calls
+            ]
+        choice.finish_reason = finish
+        model_response.model = f"offline/{model}"
+        model_response.usage = litellm.Usage(
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            total_tokens=prompt + completion,
+            prompt_tokens_details={"cached_tokens": cached},
+        )
+        return model_response
