@@ -16,9 +16,11 @@ $(STAMP): $(PROJECT_FILES)
 
 install: $(STAMP)
 
+EXAMPLE_AGENT := library-standard/examples/agent
+
 demo: $(STAMP)
-	$(BIN)/mas-ctl compile library-standard/examples/agent/agent.yaml
-	$(BIN)/mas-ctl plugins
+	$(BIN)/mas-ctl compile $(EXAMPLE_AGENT)/agent.yaml
+	$(BIN)/mas-ctl run $(EXAMPLE_AGENT)/agent.yaml --input $(EXAMPLE_AGENT)/turns.jsonl
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
