@@ -4,7 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-PROJECT_FILES := requirements-dev.txt $(wildcard */pyproject.toml) $(wildcard tests/fixtures/*/pyproject.toml)
+PROJECT_FILES := requirements-dev.txt $(wildcard */pyproject.toml) $(wildcard tests/fixtures/*/pyproject.toml) \
+	$(wildcard */examples/plugins/*/pyproject.toml)
 
 .PHONY: demo test bench install clean
 
@@ -25,8 +26,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-bench: $(STAMP)
-	$(BIN)/python -m benchmarks
+# Benchmarks run in their own venv: the peers' pins never touch the test venv.
+bench:
+	test -x .venv-bench/bin/python || $(PYTHON) -m venv .venv-bench
+	.venv-bench/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-bench.txt
+	.venv-bench/bin/python -m benchmarks
 
 clean:
 	rm -rf $(VENV)

@@ -66,7 +66,6 @@ def test_usage_metrics_need_an_event_log(register_plugin: Any, kit: SimpleNamesp
 
 def test_cli_with_the_offline_judge_through_the_real_engine(kit: SimpleNamespace,
                                                             tmp_path: Any) -> None:
-    pytest.importorskip("mas.library.standard.offline")
     answered = kit.write_run(tmp_path / "runs" / "answered")
     lost = kit.write_run(tmp_path / "runs" / "lost", final_answer="I don't know: nothing "
                          "in this conversation mentions the ship date.")

@@ -27,7 +27,7 @@ class Problem:
         """Render as ``file: path: message (got value)``, the one-line form the CLI prints."""
         where = f"{self.source}: {self.location}: " if self.location else f"{self.source}: "
         got = f" (got {_short_repr(self.value)})" if self.has_value else ""
-        return f"{where}{self.message}{got}"
+        return " ".join(f"{where}{self.message}{got}".splitlines())
 
 
 def _short_repr(value: object, limit: int = 80) -> str:

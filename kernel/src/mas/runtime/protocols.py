@@ -234,9 +234,12 @@ class ManagedHistory:
     :ivar tokens: estimated tokens of ``messages``.
     :ivar summary_rows: how many leading rows are the summary block (0 or 1).
     :ivar skill_rows: indexes into ``messages`` of retained skill rows (never trimmed).
-    :ivar compacted: a compaction ran on this call (prune and/or fold).
+    :ivar compacted: a compaction completed on this call (prune and/or fold); a failed
+        one reports ``False`` (its ``compaction.exception`` event says why).
     :ivar llm_called: the summarizer called a model on this call.
     :ivar metadata: the compaction metadata when ``compacted``, else ``None``.
+    :ivar message_tokens: per-message estimates aligned with ``messages`` when the manager
+        has them cached (the final trim then skips re-estimating); ``None`` otherwise.
     """
 
     messages: list[Message]
@@ -246,6 +249,7 @@ class ManagedHistory:
     compacted: bool = False
     llm_called: bool = False
     metadata: dict[str, Any] | None = None
+    message_tokens: list[int] | None = None
 
 
 @runtime_checkable

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 
 from pydantic import ValidationError
@@ -15,9 +17,16 @@ def join_path(prefix: str, loc: Sequence[str | int]) -> str:
     for part in loc:
         if isinstance(part, int):
             path += f"[{part}]"
+        elif not _PLAIN_KEY.fullmatch(str(part)):
+            # Keys with spaces, dots or control characters are quoted so the path stays
+            # one unambiguous line.
+            path += f"[{json.dumps(str(part))}]"
         else:
             path = f"{path}.{part}" if path else str(part)
     return path
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_\-]+")
 
 
 def problems_from_validation(error: ValidationError, source: str, prefix: str = "") -> list[Problem]:

@@ -1,0 +1,230 @@
+"""Request assembly (spec 003, "Request Composition") and the session-facing entry point.
+
+Order of ``messages``: one system message (context parts by placement, then priority) →
+managed committed history (summary block, retained skill rows, recent turns) → the
+current user turn → in-turn working memory. Tool schemas go in ``tools`` and count
+toward the window.
+
+:func:`prepare_request` is what the agent session calls before every model call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mas.runtime.context.budget import ContextBudget, FixedCosts
+from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
+from mas.runtime.context.history import History
+from mas.runtime.context.parts import ContextPart, order_parts, system_text
+from mas.runtime.context.trimmer import TrimResult, system_tokens, trim_request
+from mas.runtime.events import Event
+from mas.runtime.protocols import ContextManager, ManagedHistory, Message, SummaryEngine
+
+if TYPE_CHECKING:
+    from mas.runtime.runtime import Runtime
+
+
+@dataclass
+class AssembledRequest:
+    """One assembled, trimmed request and the numbers behind it.
+
+    :ivar messages: the chat messages to send.
+    :ivar tools: the tool schemas to send (``None`` for none).
+    :ivar estimate: estimated prompt tokens of ``messages`` plus ``tools``.
+    :ivar budget: the budget it was held to.
+    :ivar managed: what the context manager returned.
+    :ivar trim: what the final trim kept and removed.
+    :ivar parts: metadata of every collected part (never its text).
+    :ivar tools_tokens: estimate of ``tools``.
+    """
+
+    messages: list[Message]
+    tools: list[dict[str, Any]] | None
+    estimate: int
+    budget: ContextBudget
+    managed: ManagedHistory
+    trim: TrimResult
+    parts: list[dict[str, Any]] = field(default_factory=list)
+    tools_tokens: int = 0
+
+    @property
+    def warnings(self) -> list[str]:
+        """Budget and trim warnings."""
+        return [*self.budget.warnings, *self.trim.warnings]
+
+    @property
+    def over_budget(self) -> bool:
+        """The estimate exceeds the hard budget (only when pinned content alone does)."""
+        return self.estimate > self.budget.hard_budget
+
+    def event_data(self) -> dict[str, Any]:
+        """The ``context.assembled`` payload: numbers and metadata, never text."""
+        t = self.trim
+        return {
+            "estimated_tokens": self.estimate,
+            "breakdown": {
+                "system": t.system_tokens,
+                "history": t.history_tokens,
+                "current_input": t.current_tokens,
+                "working_memory": t.working_memory_tokens,
+                "tools": self.tools_tokens,
+            },
+            "context_window": self.budget.window,
+            "window_source": self.budget.window_source,
+            "completion_reserve": self.budget.request_reserve,
+            "hard_budget": self.budget.hard_budget,
+            "remaining": self.budget.window - self.budget.request_reserve - self.estimate,
+            "soft_trigger": self.budget.soft_trigger,
+            "messages": len(self.messages),
+            "parts": self.parts,
+            "trimmed": {
+                "history_messages": t.dropped_history,
+                "summary": t.dropped_summary,
+                "working_memory_messages": t.dropped_working_memory,
+                "shortened_tool_results": t.shortened,
+                "evicted_parts": [p.section_id for p in t.evicted_parts],
+            },
+            "over_budget": self.over_budget,
+            "_compaction_metadata": self.managed.metadata,
+        }
+
+
+def fixed_costs(
+    parts: Sequence[ContextPart],
+    current_input: Message | None,
+    working_memory: Sequence[Message],
+    tools: list[dict[str, Any]] | None,
+    estimator: TokenEstimator = DEFAULT_ESTIMATOR,
+) -> FixedCosts:
+    """Estimate everything in the request that is not committed history."""
+    return FixedCosts(
+        system=system_tokens(list(parts), estimator),
+        current_input=estimator.message(current_input) if current_input is not None else 0,
+        working_memory=estimator.messages(working_memory),
+        tools=estimator.tools(tools),
+    )
+
+
+def assemble(
+    *,
+    parts: Sequence[ContextPart],
+    managed: ManagedHistory,
+    current_input: Message | None,
+    working_memory: Sequence[Message] = (),
+    tools: list[dict[str, Any]] | None = None,
+    budget: ContextBudget,
+    estimator: TokenEstimator = DEFAULT_ESTIMATOR,
+) -> AssembledRequest:
+    """Build and trim the request in spec 003's order (no events; see :func:`prepare_request`)."""
+    tools_tokens = estimator.tools(tools)
+    trim = trim_request(
+        parts=list(parts),
+        managed=managed,
+        current_input=current_input,
+        working_memory=list(working_memory),
+        tools_tokens=tools_tokens,
+        hard_budget=budget.hard_budget,
+        estimator=estimator,
+    )
+    text = system_text(trim.parts)
+    messages: list[Message] = [{"role": "system", "content": text}] if text else []
+    messages += trim.history
+    if trim.current_input is not None:
+        messages.append(trim.current_input)
+    messages += trim.working_memory
+    return AssembledRequest(
+        messages=messages,
+        tools=tools or None,
+        estimate=trim.total(tools_tokens),
+        budget=budget,
+        managed=managed,
+        trim=trim,
+        parts=_parts_metadata(parts, trim, estimator),
+        tools_tokens=tools_tokens,
+    )
+
+
+def _parts_metadata(
+    parts: Sequence[ContextPart], trim: TrimResult, estimator: TokenEstimator
+) -> list[dict[str, Any]]:
+    evicted = {id(p) for p in trim.evicted_parts}
+    return [
+        {
+            "source": p.source,
+            "section_id": p.section_id,
+            "placement": p.placement,
+            "priority": p.priority,
+            "pinned": p.pinned,
+            "tokens": estimator.text(p.text),
+            "evicted": id(p) in evicted,
+        }
+        for p in order_parts(parts)
+    ]
+
+
+def prepare_request(
+    *,
+    cm: ContextManager,
+    history: History,
+    parts: Sequence[ContextPart] = (),
+    current_input: Message | None = None,
+    working_memory: Sequence[Message] = (),
+    tools: list[dict[str, Any]] | None = None,
+    window: int | None,
+    reserve: int | None = None,
+    window_source: str = "resolved",
+    reserve_source: str = "max_tokens",
+    engine: SummaryEngine | None = None,
+    runtime: Runtime | None = None,
+    session_id: str = "",
+    estimator: TokenEstimator | None = None,
+) -> AssembledRequest:
+    """Everything the session does before a model call, in one call.
+
+    Estimates the fixed costs, computes the :class:`ContextBudget` with the manager's
+    ``budget_settings``, asks ``cm.manage_history`` for the bounded history, assembles
+    and trims the request, and emits ``context.assembled`` (plus a ``warning`` event per
+    warning) on ``runtime``.
+
+    :param cm: the bound context manager.
+    :param history: committed messages (not including the current turn).
+    :param parts: system-message sections (agent context, memory seeds, context parts).
+    :param current_input: the current user message.
+    :param working_memory: this turn's assistant tool calls and tool results so far.
+    :param tools: the tool schemas of this call.
+    :param window: the resolved input window (``None``: 128,000 with a warning).
+    :param reserve: the completion reserve (``None``: 2,000).
+    :param engine: the engine the summarizer calls (``None``: summarizers that need a
+        model fail over to keeping the messages).
+    :param runtime: where events go (``None``: no events).
+    """
+    est = estimator or history.estimator
+    fixed = fixed_costs(parts, current_input, working_memory, tools, est)
+    budget = ContextBudget.compute(
+        window=window,
+        reserve=reserve,
+        fixed=fixed,
+        settings=cm.budget_settings,
+        window_source=window_source,
+        reserve_source=reserve_source,
+    )
+    text = system_text(parts) or None
+    managed = cm.manage_history(
+        history, budget, engine=engine, system=text, tools=tools, session_id=session_id
+    )
+    request = assemble(
+        parts=parts,
+        managed=managed,
+        current_input=current_input,
+        working_memory=working_memory,
+        tools=tools,
+        budget=budget,
+        estimator=est,
+    )
+    if runtime is not None:
+        for warning in request.warnings:
+            runtime.emit(Event("warning", {"source": "context", "message": warning}, session_id))
+        runtime.emit(Event("context.assembled", request.event_data(), session_id))
+    return request

@@ -1,0 +1,124 @@
+"""Token estimates: characters / 4 plus fixed overheads (spec 003, "Safety Margin").
+
+This is a heuristic, not a provider tokenizer. It is deliberately conservative and cheap:
+one pass over the string lengths of a message. Provider-reported ``prompt_tokens`` is the
+better measurement and is recorded separately after each call.
+
+Per-message estimates are cached by :class:`~mas.runtime.context.history.History` (one
+int per committed message), so a turn only estimates the messages it adds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from mas.runtime.protocols import Message
+
+CHARS_PER_TOKEN = 4
+"""Characters per estimated token."""
+
+MESSAGE_OVERHEAD = 4
+"""Tokens charged per message for role and framing."""
+
+TOOL_CALL_OVERHEAD = 4
+"""Tokens charged per entry of an assistant's ``tool_calls``."""
+
+TOOL_SCHEMA_OVERHEAD = 8
+"""Tokens charged per function schema in the request's ``tools``."""
+
+IMAGE_TOKENS = 765
+"""Tokens charged per image part (a high-detail 512-pixel-tile image on OpenAI models)."""
+
+
+@dataclass(frozen=True)
+class TokenEstimator:
+    """Estimates tokens of text, messages and tool schemas.
+
+    The constants are fields so a caller can calibrate them against provider usage.
+    """
+
+    chars_per_token: int = CHARS_PER_TOKEN
+    message_overhead: int = MESSAGE_OVERHEAD
+    tool_call_overhead: int = TOOL_CALL_OVERHEAD
+    tool_schema_overhead: int = TOOL_SCHEMA_OVERHEAD
+    image_tokens: int = IMAGE_TOKENS
+
+    def text(self, text: str) -> int:
+        """Tokens of a plain string: ``ceil(len / chars_per_token)``."""
+        return math.ceil(len(text) / self.chars_per_token) if text else 0
+
+    def chars_for(self, tokens: int) -> int:
+        """How many characters fit in ``tokens`` (the inverse of :meth:`text`)."""
+        return max(0, tokens) * self.chars_per_token
+
+    def content(self, content: Any) -> int:
+        """Tokens of a message ``content``: a string, a list of parts, or anything JSON."""
+        if content is None:
+            return 0
+        if isinstance(content, str):
+            return self.text(content)
+        if isinstance(content, list):
+            return sum(self._part(part) for part in content)
+        return self.text(_dumps(content))
+
+    def _part(self, part: Any) -> int:
+        if isinstance(part, dict):
+            kind = part.get("type")
+            if kind == "text" and isinstance(part.get("text"), str):
+                return self.text(part["text"])
+            if kind in ("image_url", "image", "input_image"):
+                return self.image_tokens
+        if isinstance(part, str):
+            return self.text(part)
+        return self.text(_dumps(part))
+
+    def message(self, message: Message) -> int:
+        """Tokens of one chat message: overhead, content, name, tool calls and call id."""
+        tokens = self.message_overhead + self.content(message.get("content"))
+        name = message.get("name")
+        if isinstance(name, str):
+            tokens += self.text(name)
+        call_id = message.get("tool_call_id")
+        if isinstance(call_id, str):
+            tokens += self.text(call_id)
+        calls = message.get("tool_calls")
+        if calls:
+            for call in calls:
+                tokens += self.tool_call_overhead + self._call(call)
+        return tokens
+
+    def _call(self, call: Any) -> int:
+        if not isinstance(call, dict):
+            return self.text(_dumps(call))
+        function = call.get("function") or {}
+        if not isinstance(function, dict):
+            return self.text(_dumps(call))
+        arguments = function.get("arguments")
+        args = arguments if isinstance(arguments, str) else _dumps(arguments or {})
+        return (
+            self.text(str(call.get("id") or ""))
+            + self.text(str(function.get("name") or ""))
+            + self.text(args)
+        )
+
+    def messages(self, messages: Iterable[Message]) -> int:
+        """Sum of :meth:`message` over ``messages``."""
+        return sum(self.message(m) for m in messages)
+
+    def tools(self, tools: Iterable[dict[str, Any]] | None) -> int:
+        """Tokens of the request's ``tools`` field: each schema as JSON plus overhead."""
+        if not tools:
+            return 0
+        return sum(self.tool_schema_overhead + self.text(_dumps(tool)) for tool in tools)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+DEFAULT_ESTIMATOR = TokenEstimator()
+"""The estimator used when a caller does not pass its own."""

@@ -1,0 +1,179 @@
+"""Committed conversation history with cached estimates and incremental boundaries.
+
+A session appends each finished turn to a :class:`History`. Appending estimates only the
+new message and updates a running prefix sum, the list of user-turn starts and the list
+of messages carrying skill blocks, so bounding a 10,000-message history costs work
+proportional to what changed. Positions are *absolute*: message ``i`` keeps number ``i``
+even after a context manager's write-back drops the folded prefix (``base`` moves up).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable
+from typing import Any
+
+from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
+from mas.runtime.context.skills import has_skill
+from mas.runtime.protocols import Message
+
+
+class History:
+    """Committed messages, their token estimates, and where turns and skills start.
+
+    :param messages: initial messages (plain OpenAI chat dicts).
+    :param estimator: the token estimator used for every message.
+    :param base: absolute number of the first message (for restored sessions).
+    """
+
+    def __init__(
+        self,
+        messages: Iterable[Message] = (),
+        *,
+        estimator: TokenEstimator = DEFAULT_ESTIMATOR,
+        base: int = 0,
+    ) -> None:
+        self.estimator = estimator
+        self._base = base
+        self._messages: list[Message] = []
+        self._tokens: list[int] = []
+        self._cum: list[int] = [0]
+        self._user_starts: list[int] = []
+        self._skill_rows: list[int] = []
+        self.extend(messages)
+
+    # -- reading ---------------------------------------------------------------------
+
+    @property
+    def messages(self) -> list[Message]:
+        """The live messages, oldest first. Read-only by convention: mutate via methods."""
+        return self._messages
+
+    @property
+    def base(self) -> int:
+        """Absolute number of ``messages[0]``."""
+        return self._base
+
+    @property
+    def end(self) -> int:
+        """Absolute number one past the last message."""
+        return self._base + len(self._messages)
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    @property
+    def total_tokens(self) -> int:
+        """Estimated tokens of every live message (O(1))."""
+        return self._cum[-1] - self._cum[0]
+
+    def message(self, index: int) -> Message:
+        """The message with absolute number ``index``."""
+        return self._messages[index - self._base]
+
+    def tokens_of(self, index: int) -> int:
+        """Cached estimate of the message with absolute number ``index``."""
+        return self._tokens[index - self._base]
+
+    def tokens_between(self, start: int, stop: int) -> int:
+        """Estimated tokens of absolute range ``[start, stop)`` (clamped to the live range)."""
+        lo = min(max(start, self._base), self.end) - self._base
+        hi = min(max(stop, self._base), self.end) - self._base
+        return self._cum[hi] - self._cum[lo] if hi > lo else 0
+
+    def slice(self, start: int, stop: int | None = None) -> list[Message]:
+        """Messages of absolute range ``[start, stop)``."""
+        lo = max(start, self._base) - self._base
+        hi = len(self._messages) if stop is None else max(stop, self._base) - self._base
+        return self._messages[lo:hi]
+
+    def token_slice(self, start: int, stop: int | None = None) -> list[int]:
+        """Cached estimates of the messages of absolute range ``[start, stop)``."""
+        lo = max(start, self._base) - self._base
+        hi = len(self._tokens) if stop is None else max(stop, self._base) - self._base
+        return self._tokens[lo:hi]
+
+    def turn_starts(self, start: int | None = None) -> list[int]:
+        """Absolute numbers of the ``user`` messages at or after ``start``."""
+        lo = self._base if start is None else start
+        return self._user_starts[bisect_left(self._user_starts, lo) :]
+
+    def skill_indexes(self, start: int, stop: int) -> list[int]:
+        """Absolute numbers in ``[start, stop)`` of messages that carry a skill block."""
+        rows = self._skill_rows
+        return rows[bisect_left(rows, start) : bisect_left(rows, stop)]
+
+    # -- changing --------------------------------------------------------------------
+
+    def append(self, message: Message) -> None:
+        """Add one committed message (O(1): one estimate, one running-sum step)."""
+        index = self.end
+        tokens = self.estimator.message(message)
+        self._messages.append(message)
+        self._tokens.append(tokens)
+        self._cum.append(self._cum[-1] + tokens)
+        if message.get("role") == "user":
+            self._user_starts.append(index)
+        if has_skill(message):
+            self._skill_rows.append(index)
+
+    def extend(self, messages: Iterable[Message]) -> None:
+        """Append several messages in order."""
+        for message in messages:
+            self.append(message)
+
+    def replace(self, index: int, message: Message) -> None:
+        """Swap the message at absolute ``index`` for ``message`` (same role expected).
+
+        Used by pruning, which never changes message count or order. Costs O(n) for the
+        running sums, which only matters on the turns that prune.
+        """
+        local = index - self._base
+        old = self._messages[local]
+        if old.get("role") != message.get("role"):
+            raise ValueError(
+                f"replace({index}): role {message.get('role')!r} differs from {old.get('role')!r}"
+            )
+        tokens = self.estimator.message(message)
+        delta = tokens - self._tokens[local]
+        self._messages[local] = message
+        self._tokens[local] = tokens
+        if delta:
+            cum = self._cum
+            for k in range(local + 1, len(cum)):
+                cum[k] += delta
+        was_skill = bool(self.skill_indexes(index, index + 1))
+        if was_skill != has_skill(message):
+            if was_skill:
+                self._skill_rows.remove(index)
+            else:
+                self._skill_rows.insert(bisect_left(self._skill_rows, index), index)
+
+    def drop_before(self, index: int) -> int:
+        """Forget every message numbered below ``index`` (write-back of a folded prefix).
+
+        :return: how many messages were dropped.
+        """
+        count = min(max(index - self._base, 0), len(self._messages))
+        if not count:
+            return 0
+        del self._messages[:count]
+        del self._tokens[:count]
+        del self._cum[:count]
+        self._base += count
+        del self._user_starts[: bisect_left(self._user_starts, self._base)]
+        del self._skill_rows[: bisect_left(self._skill_rows, self._base)]
+        return count
+
+    # -- saving ----------------------------------------------------------------------
+
+    def to_state(self) -> dict[str, Any]:
+        """A JSON-serializable snapshot: ``{"base": int, "messages": [...]}``."""
+        return {"base": self._base, "messages": list(self._messages)}
+
+    @classmethod
+    def from_state(
+        cls, state: dict[str, Any], *, estimator: TokenEstimator = DEFAULT_ESTIMATOR
+    ) -> History:
+        """Rebuild a history saved with :meth:`to_state` (estimates are recomputed)."""
+        return cls(state.get("messages", []), estimator=estimator, base=int(state.get("base", 0)))

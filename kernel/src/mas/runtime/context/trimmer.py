@@ -1,0 +1,285 @@
+"""The final trim: hold the assembled request inside the hard budget (DESIGN §5).
+
+Eviction order, each step only while the request is still over budget:
+
+1. managed history, oldest tool group first (groups stay whole), skipping the summary
+   block, retained skill rows and the latest user turn;
+2. the summary block;
+3. unpinned context parts, last in request order first;
+4. working memory, oldest complete tool group first, always keeping the newest group;
+5. shortening: the largest remaining tool results keep head and tail with a marker, so a
+   single huge result never pushes out the latest user turn or blanks the context.
+
+Pinned parts, retained skill rows, the current user turn and tool schemas are never
+removed. If they alone exceed the budget the request is sent as is with a warning.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from itertools import accumulate, compress
+
+from mas.runtime.context.estimate import TokenEstimator
+from mas.runtime.context.groups import safe_cut, units
+from mas.runtime.context.parts import ContextPart, order_parts, system_text
+from mas.runtime.context.shorten import shorten_middle
+from mas.runtime.context.skills import has_skill
+from mas.runtime.protocols import ManagedHistory, Message
+
+
+@dataclass
+class TrimResult:
+    """What survived the trim, and what it cost.
+
+    :ivar parts: context parts kept, in request order.
+    :ivar evicted_parts: unpinned parts removed to fit.
+    :ivar history: managed-history messages kept.
+    :ivar current_input: the current user turn (``None`` if there was none).
+    :ivar working_memory: in-turn messages kept.
+    :ivar system_tokens: estimate of the system message built from ``parts``.
+    :ivar history_tokens: estimate of ``history``.
+    :ivar current_tokens: estimate of ``current_input``.
+    :ivar working_memory_tokens: estimate of ``working_memory``.
+    :ivar dropped_history: history messages removed.
+    :ivar dropped_summary: the summary block was removed.
+    :ivar dropped_working_memory: working-memory messages removed.
+    :ivar shortened: tool results shortened with a marker.
+    :ivar warnings: human-readable warnings (pinned content over budget).
+    """
+
+    parts: list[ContextPart]
+    history: list[Message]
+    current_input: Message | None
+    working_memory: list[Message]
+    system_tokens: int
+    history_tokens: int
+    current_tokens: int
+    working_memory_tokens: int
+    evicted_parts: list[ContextPart] = field(default_factory=list)
+    dropped_history: int = 0
+    dropped_summary: bool = False
+    dropped_working_memory: int = 0
+    shortened: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def total(self, tools_tokens: int) -> int:
+        """Estimated request tokens including ``tools_tokens``."""
+        return (
+            self.system_tokens
+            + self.history_tokens
+            + self.current_tokens
+            + self.working_memory_tokens
+            + tools_tokens
+        )
+
+
+def system_tokens(parts: list[ContextPart], estimator: TokenEstimator) -> int:
+    """Estimate of the system message built from ``parts`` (0 when it would be empty)."""
+    text = system_text(parts)
+    return estimator.message({"role": "system", "content": text}) if text else 0
+
+
+def trim_request(
+    *,
+    parts: list[ContextPart],
+    managed: ManagedHistory,
+    current_input: Message | None,
+    working_memory: list[Message],
+    tools_tokens: int,
+    hard_budget: int,
+    estimator: TokenEstimator,
+) -> TrimResult:
+    """Fit the request into ``hard_budget``; see the module docstring for the order.
+
+    When ``current_input`` is ``None`` the latest ``user`` message of the managed history
+    is the current turn, and what follows it counts as working memory.
+    """
+    parts = order_parts(parts)
+    history = managed.messages
+    protected = set(managed.skill_rows) | set(range(managed.summary_rows))
+    wm = list(working_memory)
+    if current_input is None:
+        last = _last_user(history, protected)
+        if last is not None:
+            current_input, wm = history[last], history[last + 1 :] + wm
+            history = history[:last]
+    sys_tokens = system_tokens(parts, estimator)
+    cur_tokens = estimator.message(current_input) if current_input is not None else 0
+    wm_tokens = [estimator.message(m) for m in wm]
+    hist_total = managed.tokens - (
+        estimator.messages(managed.messages[len(history) :])
+        if len(history) < len(managed.messages)
+        else 0
+    )
+    total = sys_tokens + hist_total + cur_tokens + sum(wm_tokens) + tools_tokens
+    result = TrimResult(
+        parts, history, current_input, wm, sys_tokens, hist_total, cur_tokens, sum(wm_tokens)
+    )
+    if total <= hard_budget:
+        return result
+    return _Trim(result, managed, protected, wm_tokens, tools_tokens, hard_budget, estimator).run()
+
+
+def _last_user(history: list[Message], protected: set[int]) -> int | None:
+    for i in range(len(history) - 1, -1, -1):
+        if i not in protected and history[i].get("role") == "user":
+            return i
+    return None
+
+
+class _Trim:
+    """One over-budget trim; state kept on the instance to keep each step small."""
+
+    def __init__(
+        self,
+        result: TrimResult,
+        managed: ManagedHistory,
+        protected: set[int],
+        wm_tokens: list[int],
+        tools_tokens: int,
+        budget: int,
+        estimator: TokenEstimator,
+    ) -> None:
+        self.r = result
+        self.protected = protected
+        self.summary = set(range(managed.summary_rows))
+        self.hist = list(result.history)
+        cached = managed.message_tokens
+        if cached is not None and len(cached) == len(managed.messages):
+            self.hist_tokens = list(cached[: len(self.hist)])
+        else:
+            self.hist_tokens = [estimator.message(m) for m in self.hist]
+        self.hist_alive = [True] * len(self.hist)
+        self.wm = list(result.working_memory)
+        self.wm_tokens = wm_tokens
+        self.wm_alive = [True] * len(self.wm)
+        self.tools_tokens = tools_tokens
+        self.budget = budget
+        self.est = estimator
+
+    def total(self) -> int:
+        return (
+            self.r.system_tokens
+            + self.r.current_tokens
+            + self.tools_tokens
+            + sum(compress(self.hist_tokens, self.hist_alive))
+            + sum(compress(self.wm_tokens, self.wm_alive))
+        )
+
+    def run(self) -> TrimResult:
+        total = self.total()
+        total = self._drop_history(total, summary=False)
+        total = self._drop_history(total, summary=True)
+        total = self._evict_parts(total)
+        total = self._drop_working_memory(total)
+        total = self._shorten(total)
+        if total > self.budget:
+            self.r.warnings.append(
+                f"pinned content alone ({total} estimated tokens) exceeds the hard budget "
+                f"({self.budget}); sent as is"
+            )
+        return self._finish()
+
+    def _drop_history(self, total: int, *, summary: bool) -> int:
+        # Rows a manager protects (summary, skill rows) lead the history; after them the
+        # droppable messages are contiguous, so the cut is found on prefix sums.
+        first = max(self.protected, default=-1) + 1
+        for begin, stop in units(self.hist, 0, first):
+            if total <= self.budget:
+                return total
+            span = range(begin, stop)
+            if any(i in self.protected and i not in self.summary for i in span):
+                continue
+            if summary != any(i in self.summary for i in span):
+                continue
+            total = self._drop(span, total)
+            self.r.dropped_summary = self.r.dropped_summary or summary
+        if summary or total <= self.budget or first >= len(self.hist):
+            return total
+        sums = list(accumulate(self.hist_tokens[first:]))
+        k = bisect_left(sums, total - self.budget)
+        cut = safe_cut(self.hist, first + k + 1) if k < len(sums) else len(self.hist)
+        return self._drop(range(first, cut), total)
+
+    def _drop(self, span: range, total: int) -> int:
+        lo, hi = span.start, span.stop
+        alive = self.hist_alive[lo:hi]
+        summary = sum(1 for i in self.summary if lo <= i < hi and self.hist_alive[i])
+        self.r.dropped_history += sum(alive) - summary
+        self.hist_alive[lo:hi] = [False] * (hi - lo)
+        return total - sum(compress(self.hist_tokens[lo:hi], alive))
+
+    def _evict_parts(self, total: int) -> int:
+        for part in reversed(list(self.r.parts)):
+            if total <= self.budget:
+                break
+            if part.pinned:
+                continue
+            self.r.parts.remove(part)
+            self.r.evicted_parts.append(part)
+            before = self.r.system_tokens
+            self.r.system_tokens = system_tokens(self.r.parts, self.est)
+            total -= before - self.r.system_tokens
+        return total
+
+    def _drop_working_memory(self, total: int) -> int:
+        spans = units(self.wm)
+        for begin, stop in spans[:-1]:
+            if total <= self.budget:
+                break
+            if any(has_skill(self.wm[i]) for i in range(begin, stop)):
+                continue
+            for i in range(begin, stop):
+                self.wm_alive[i] = False
+                total -= self.wm_tokens[i]
+                self.r.dropped_working_memory += 1
+        return total
+
+    def _shorten(self, total: int) -> int:
+        if total <= self.budget:
+            return total
+        candidates = [
+            (tokens, seq, i)
+            for seq, alive, msgs, toks in (
+                (0, self.hist_alive, self.hist, self.hist_tokens),
+                (1, self.wm_alive, self.wm, self.wm_tokens),
+            )
+            for i, (tokens, a) in enumerate(zip(toks, alive, strict=True))
+            if a and _shortenable(msgs[i])
+        ]
+        for _tokens, seq, i in sorted(candidates, reverse=True):
+            if total <= self.budget:
+                break
+            msgs, toks = (self.hist, self.hist_tokens) if seq == 0 else (self.wm, self.wm_tokens)
+            excess = total - self.budget
+            content = msgs[i]["content"]
+            keep = self.est.chars_for(self.est.text(content) - excess)
+            shortened = {**msgs[i], "content": shorten_middle(content, keep)}
+            new_tokens = self.est.message(shortened)
+            if new_tokens >= toks[i]:
+                continue
+            total -= toks[i] - new_tokens
+            msgs[i], toks[i] = shortened, new_tokens
+            self.r.shortened += 1
+        return total
+
+    def _finish(self) -> TrimResult:
+        r = self.r
+        r.history, r.history_tokens = _alive(self.hist, self.hist_tokens, self.hist_alive)
+        r.working_memory, r.working_memory_tokens = _alive(self.wm, self.wm_tokens, self.wm_alive)
+        return r
+
+
+def _alive(
+    messages: list[Message], tokens: list[int], alive: list[bool]
+) -> tuple[list[Message], int]:
+    return list(compress(messages, alive)), sum(compress(tokens, alive))
+
+
+def _shortenable(message: Message) -> bool:
+    return (
+        message.get("role") == "tool"
+        and isinstance(message.get("content"), str)
+        and not has_skill(message)
+    )

@@ -1,0 +1,1 @@
+"""Example mas-lab plugin: the ``keyword_digest`` summarizer (see ``plugin``)."""

@@ -1,0 +1,1 @@
+"""Strategy plugins of mas-library-standard, registered from :mod:`mas.library.standard.plugin`."""

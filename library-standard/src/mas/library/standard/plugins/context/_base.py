@@ -1,0 +1,182 @@
+"""What the standard context managers share: fold bookkeeping, the managed view, state.
+
+A manager *folds* a prefix of committed history: the summary (if any) stands in for it,
+each skill's latest block from it is retained as its own system row, and
+``commit(history)`` later drops it from the committed history (write-back). Positions are
+the absolute message numbers of :class:`~mas.runtime.context.History`, so calling
+``manage_history`` several times within a turn, or saving and restoring a session, never
+folds the same messages twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, NamedTuple
+
+from mas.runtime.context import (
+    DEFAULT_ESTIMATOR,
+    BudgetSettings,
+    History,
+    TokenEstimator,
+    latest_blocks,
+    skill_row,
+)
+from mas.runtime.events import Event
+from mas.runtime.protocols import BindContext, ManagedHistory, Message
+
+SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
+"""Opens the summary block so the model knows what the row is."""
+
+
+def summary_row(text: str) -> Message:
+    """The summary block placed first in managed history."""
+    return {"role": "system", "content": SUMMARY_PREFIX + text}
+
+
+class Rows(NamedTuple):
+    """The rows a manager puts before the live history, with their estimates."""
+
+    messages: list[Message]
+    tokens: list[int]
+    total: int
+    summary_rows: int
+    skill_rows: tuple[int, ...]
+
+
+@dataclass
+class FoldState:
+    """A manager's saved state (JSON-serializable through :func:`dataclasses.asdict`).
+
+    :ivar folded_through: absolute number of the first message not folded.
+    :ivar summary: the running summary, ``None`` when there is none.
+    :ivar skills: each retained skill's latest block, by name, in activation order.
+    :ivar compaction_in_progress: set before ``compaction.start``, cleared after
+        ``compaction.stop``; a failed or crashed compaction leaves it set (spec 002).
+    :ivar summary_count: summaries written so far.
+    :ivar compactions: compactions completed so far (prune-only ones included).
+    :ivar last_compaction_metadata: metadata of the latest completed compaction.
+    """
+
+    folded_through: int = 0
+    summary: str | None = None
+    skills: dict[str, str] = field(default_factory=dict)
+    compaction_in_progress: bool = False
+    summary_count: int = 0
+    compactions: int = 0
+    last_compaction_metadata: dict[str, Any] | None = None
+
+
+class FoldingManager:
+    """Base class of the standard context managers (not registered itself)."""
+
+    def __init__(
+        self,
+        settings: BudgetSettings,
+        ctx: BindContext,
+        estimator: TokenEstimator = DEFAULT_ESTIMATOR,
+    ) -> None:
+        self.budget_settings = settings
+        self.runtime = ctx.runtime
+        self.agent_name = ctx.agent_name
+        self.pin_activated = ctx.pin_activated
+        self.estimator = estimator
+        self.state = FoldState()
+        self._rows: Rows | None = None
+
+    # -- the managed view ------------------------------------------------------------
+
+    def live_start(self, history: History) -> int:
+        """Absolute number of the first committed message not yet folded."""
+        return max(self.state.folded_through, history.base)
+
+    def rows(self) -> Rows:
+        """The leading rows (summary block, sent skill rows), cached until the state changes."""
+        if self._rows is None:
+            rows: list[Message] = []
+            if self.state.summary is not None:
+                rows.append(summary_row(self.state.summary))
+            summary_rows = len(rows)
+            skill_indexes: list[int] = []
+            if not self.pin_activated:
+                for block in self.state.skills.values():
+                    skill_indexes.append(len(rows))
+                    rows.append(skill_row(block))
+            tokens = [self.estimator.message(row) for row in rows]
+            self._rows = Rows(rows, tokens, sum(tokens), summary_rows, tuple(skill_indexes))
+        return self._rows
+
+    def managed_tokens(self, history: History, start: int | None = None) -> int:
+        """Estimated tokens of the managed view (rows plus live messages)."""
+        begin = self.live_start(history) if start is None else start
+        return self.rows().total + history.tokens_between(begin, history.end)
+
+    def view(
+        self,
+        history: History,
+        *,
+        compacted: bool = False,
+        llm_called: bool = False,
+        metadata: dict[str, Any] | None = None,
+    ) -> ManagedHistory:
+        """The managed history: leading rows, then every live committed message."""
+        start = self.live_start(history)
+        rows = self.rows()
+        live = history.slice(start)
+        live_tokens = history.token_slice(start)
+        return ManagedHistory(
+            messages=rows.messages + live if rows.messages else live,
+            tokens=rows.total + history.tokens_between(start, history.end),
+            summary_rows=rows.summary_rows,
+            skill_rows=rows.skill_rows,
+            compacted=compacted,
+            llm_called=llm_called,
+            metadata=metadata,
+            message_tokens=rows.tokens + live_tokens if rows.tokens else live_tokens,
+        )
+
+    # -- folding ---------------------------------------------------------------------
+
+    def retained_after_fold(self, history: History, start: int, stop: int) -> dict[str, str]:
+        """The retained skills once ``[start, stop)`` is folded (state left unchanged)."""
+        found = dict(self.state.skills)
+        return latest_blocks(
+            (history.message(i) for i in history.skill_indexes(start, stop)), found
+        )
+
+    def fold(self, history: History, stop: int, *, summary: str | None) -> None:
+        """Fold every live message before ``stop``; ``summary`` replaces the running one."""
+        start = self.live_start(history)
+        if stop > start:
+            self.state.skills = self.retained_after_fold(history, start, stop)
+            self.state.folded_through = stop
+        self.state.summary = summary
+        self._rows = None
+
+    def commit(self, history: History) -> None:
+        """Write-back: drop the folded prefix from the committed history."""
+        history.drop_before(self.state.folded_through)
+
+    # -- state and events ------------------------------------------------------------
+
+    @property
+    def last_compaction_metadata(self) -> dict[str, Any] | None:
+        """Metadata of the latest completed compaction, ``None`` before the first."""
+        return self.state.last_compaction_metadata
+
+    @property
+    def compaction_in_progress(self) -> bool:
+        """The spec-002 crash marker: a compaction started and did not finish cleanly."""
+        return self.state.compaction_in_progress
+
+    def to_state(self) -> dict[str, Any]:
+        """The manager's state as JSON-serializable data."""
+        return asdict(self.state)
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore state saved by :meth:`to_state`."""
+        self.state = FoldState(**state)
+        self._rows = None
+
+    def emit(self, name: str, data: dict[str, Any], session_id: str) -> None:
+        """Emit a runtime event carrying the agent name."""
+        self.runtime.emit(Event(name, {"agent_name": self.agent_name, **data}, session_id))

@@ -1,0 +1,80 @@
+"""Params shared by the standard context managers: ``trimmer`` and ``trigger`` blocks."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from mas.runtime.context import BudgetSettings, Trigger
+
+
+def _auto_to_none(value: Any) -> Any:
+    # "auto" is what users write for "derive it from the window"; None means the same.
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return None
+    return value
+
+
+AutoInt = Annotated[int | None, BeforeValidator(_auto_to_none)]
+"""A positive integer, or ``auto`` / omitted for the window-derived value."""
+
+
+class TrimmerParams(BaseModel):
+    """``trimmer``: the assembly-time payload cap (spec 000, spec 003)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_tokens: AutoInt = Field(
+        default=None, gt=0, description="Payload cap in tokens; auto = the resolved window."
+    )
+    reserve_tokens: AutoInt = Field(
+        default=None, ge=0, description="Completion reserve; auto = the model's max_tokens or 2000."
+    )
+    safety_margin_ratio: float = Field(
+        default=0.1,
+        ge=0,
+        lt=1,
+        description="Share of the window kept unused for estimate and provider overhead.",
+    )
+
+
+class TriggerParams(BaseModel):
+    """``trigger``: a spec-004 trigger kind, an alternative to the window-derived default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["token_ratio", "remaining_tokens"] = Field(
+        description="token_ratio: share of the window; remaining_tokens: tokens left in it."
+    )
+    value: float = Field(description="The ratio (0 < value <= 1) or the token count (>= 0).")
+
+    @model_validator(mode="after")
+    def _check_range(self) -> TriggerParams:
+        if self.type == "token_ratio" and not 0 < self.value <= 1:
+            raise ValueError(f"token_ratio value must be in (0, 1] (got {self.value})")
+        if self.type == "remaining_tokens" and self.value < 0:
+            raise ValueError(f"remaining_tokens value must be >= 0 (got {self.value})")
+        return self
+
+    def to_trigger(self) -> Trigger:
+        """The kernel's :class:`~mas.runtime.context.Trigger`."""
+        return Trigger(self.type, self.value)
+
+
+def budget_settings(
+    trimmer: TrimmerParams,
+    *,
+    hysteresis_ratio: float = 0.1,
+    summary_threshold: int | None = None,
+    trigger: TriggerParams | None = None,
+) -> BudgetSettings:
+    """The kernel budget settings for these params."""
+    return BudgetSettings(
+        safety_margin_ratio=trimmer.safety_margin_ratio,
+        max_tokens=trimmer.max_tokens,
+        reserve_tokens=trimmer.reserve_tokens,
+        hysteresis_ratio=hysteresis_ratio,
+        summary_threshold=summary_threshold,
+        trigger=trigger.to_trigger() if trigger is not None else None,
+    )

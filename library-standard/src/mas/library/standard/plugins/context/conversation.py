@@ -1,0 +1,332 @@
+"""``summarising``: the package default context manager (spec 000, spec 002, DESIGN §6).
+
+Under the soft trigger the committed history passes unchanged. Over it: (1) prune old
+tool results (free; stop if that is enough), (2) keep the last ``keep_turns`` user turns
+verbatim and fold the older ones into the running summary through the bound summarizer,
+(3) on summarizer failure keep the (pruned) messages, emit ``compaction.exception`` and
+leave the crash marker set. After a compaction the summary is reused, and new turns
+append verbatim, until the managed history passes ``trigger x (1 + hysteresis_ratio)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mas.runtime.context import ContextBudget, History, mask_skills
+from mas.runtime.protocols import (
+    BindContext,
+    ManagedHistory,
+    SummarizerError,
+    SummaryEngine,
+    SummaryRequest,
+)
+from mas.runtime.spec.binding import Binding, bind
+
+from ._base import FoldingManager
+from ._params import AutoInt, TriggerParams, TrimmerParams, budget_settings
+from .pruning import PruneReport, PruningParams, ToolResultPruner
+
+log = logging.getLogger(__name__)
+
+
+class SummarisingParams(BaseModel):
+    """Params of ``summarising`` (defaults from spec 000's table)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    keep_turns: int = Field(default=10, ge=0, description="Recent user turns never summarized.")
+    hysteresis_ratio: float = Field(
+        default=0.1, ge=0, description="Reuse the summary until history passes trigger x (1 + h)."
+    )
+    summary_threshold: AutoInt = Field(
+        default=None,
+        gt=0,
+        description="Absolute estimated-history trigger (auto = window-derived); capped.",
+    )
+    trigger: TriggerParams | None = Field(
+        default=None, description="Spec-004 trigger: token_ratio or remaining_tokens."
+    )
+    trimmer: TrimmerParams = Field(default_factory=TrimmerParams)
+    summarizer: Binding = Field(
+        default_factory=lambda: Binding(type="llm"), description="Summarizer sub-plugin."
+    )
+    pruning: PruningParams = Field(default_factory=PruningParams)
+
+
+class SummarisingContextManager(FoldingManager):
+    """Keeps recent turns verbatim and folds older ones into a running summary."""
+
+    def __init__(self, params: SummarisingParams, ctx: BindContext) -> None:
+        super().__init__(
+            budget_settings(
+                params.trimmer,
+                hysteresis_ratio=params.hysteresis_ratio,
+                summary_threshold=params.summary_threshold,
+                trigger=params.trigger,
+            ),
+            ctx,
+        )
+        self.params = params
+        self.summarizer = bind("summarizer", params.summarizer, ctx.at("params", "summarizer"))
+        self.pruner = ToolResultPruner(params.pruning)
+
+    def manage_history(
+        self,
+        history: History,
+        budget: ContextBudget,
+        *,
+        engine: SummaryEngine | None = None,
+        system: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        session_id: str = "",
+    ) -> ManagedHistory:
+        """Return history unchanged under the trigger; otherwise prune, then fold."""
+        folded_before = self.state.folded_through > 0 or self.state.summary is not None
+        threshold = budget.retrigger if folded_before else budget.soft_trigger
+        estimated = self.managed_tokens(history)
+        if estimated <= threshold:
+            return self.view(history)
+        start = self.live_start(history)
+        recent = self._recent_start(history, start)
+        fold_end = recent if recent > start else None
+        protect = min(recent, self.pruner.protected_from(history, start))
+        prunable = self.pruner.candidates(history, start, protect)
+        if fold_end is None and not prunable:
+            return self.view(history)  # nothing to do; the final trim holds the budget
+        return self._compact(
+            history,
+            budget,
+            start,
+            fold_end,
+            prunable,
+            estimated,
+            threshold,
+            engine=engine,
+            system=system,
+            tools=tools,
+            session_id=session_id,
+        )
+
+    def _recent_start(self, history: History, start: int) -> int:
+        """Where the ``keep_turns`` recent user turns begin (``start`` if there are fewer)."""
+        keep = self.params.keep_turns
+        if keep == 0:
+            return history.end
+        starts = history.turn_starts(start)
+        return starts[-keep] if len(starts) >= keep else start
+
+    def _compact(
+        self,
+        history: History,
+        budget: ContextBudget,
+        start: int,
+        fold_end: int | None,
+        prunable: list[int],
+        estimated: int,
+        threshold: int,
+        *,
+        engine: SummaryEngine | None,
+        system: str | None,
+        tools: list[dict[str, Any]] | None,
+        session_id: str,
+    ) -> ManagedHistory:
+        before = self.view(history)
+        started = time.monotonic()
+        self.state.compaction_in_progress = True
+        self.emit(
+            "compaction.start",
+            {
+                "messages_before": len(before.messages),
+                "estimated_tokens": estimated,
+                "threshold": threshold,
+                "system_time": time.time(),
+            },
+            session_id,
+        )
+        fixed = budget.fixed.total
+        report = self.pruner.prune(
+            history,
+            prunable,
+            satisfied=lambda: self.managed_tokens(history, start) <= threshold,
+            fill=lambda: (fixed + self.managed_tokens(history, start)) / max(budget.window, 1),
+        )
+        info: dict[str, Any] = {
+            "estimated_tokens": estimated,
+            "threshold": threshold,
+            "trigger_source": budget.trigger_source,
+            "keep_turns": self.params.keep_turns,
+            "messages_before": len(before.messages),
+            "pruned": _pruned(report),
+        }
+        if self.managed_tokens(history, start) <= threshold or fold_end is None:
+            return self._finish(history, before, started, info, session_id, summarized=False)
+        folded = history.slice(start, fold_end)
+        request = SummaryRequest(
+            messages=[mask_skills(m) for m in folded],
+            previous_summary=self.state.summary,
+            system=system,
+            tools=tools,
+            window=budget.window,
+            session_id=session_id,
+        )
+        try:
+            result = self.summarizer.summarize(request, engine)
+            if result.text is not None and not result.text.strip():
+                raise SummarizerError("empty", "the summarizer returned no text")
+        except Exception as exc:  # any failure: keep the pruned messages (spec 002)
+            return self._failed(history, before, started, info, exc, session_id)
+        turns = len(history.turn_starts(start)) - len(history.turn_starts(fold_end))
+        self.fold(history, fold_end, summary=result.text)
+        if result.text is not None:
+            self.state.summary_count += 1
+        info.update(
+            {
+                "model": result.model,
+                "model_source": result.model_source,
+                "llm_calls": result.llm_calls,
+                "folded_messages": len(folded),
+                "folded_turns": turns,
+                "usage": _usage(result.usage),
+            }
+        )
+        log.info(
+            "compacted %d exchange(s) model=%s source=%s estimated_tokens=%d threshold=%d "
+            "keep_turns=%d",
+            turns,
+            result.model or "none",
+            result.model_source or "none",
+            estimated,
+            threshold,
+            self.params.keep_turns,
+        )
+        return self._finish(
+            history,
+            before,
+            started,
+            info,
+            session_id,
+            summarized=True,
+            llm_called=result.llm_calls > 0,
+        )
+
+    def _finish(
+        self,
+        history: History,
+        before: ManagedHistory,
+        started: float,
+        info: dict[str, Any],
+        session_id: str,
+        *,
+        summarized: bool,
+        llm_called: bool = False,
+    ) -> ManagedHistory:
+        after = self.view(history)
+        info.setdefault("model", None)
+        info.setdefault("model_source", None)
+        info.update(
+            {
+                "messages_after": len(after.messages),
+                "tokens_after": after.tokens,
+                "summarized": summarized,
+                "llm_called": llm_called,
+                "summary_count": self.state.summary_count,
+            }
+        )
+        self.state.compactions += 1
+        self.state.last_compaction_metadata = info
+        model = info["model"] or ""
+        self.emit(
+            "compaction.stop",
+            {
+                **info,
+                "duration": time.monotonic() - started,
+                "bytes_before": _chars(before.messages),
+                "bytes_after": _chars(after.messages),
+                "provider": model.split("/", 1)[0] if "/" in model else None,
+            },
+            session_id,
+        )
+        self.state.compaction_in_progress = False
+        return ManagedHistory(
+            after.messages,
+            after.tokens,
+            after.summary_rows,
+            after.skill_rows,
+            compacted=True,
+            llm_called=llm_called,
+            metadata=info,
+        )
+
+    def _failed(
+        self,
+        history: History,
+        before: ManagedHistory,
+        started: float,
+        info: dict[str, Any],
+        exc: Exception,
+        session_id: str,
+    ) -> ManagedHistory:
+        kind = (
+            exc.kind
+            if isinstance(exc, SummarizerError)
+            else ("timeout" if isinstance(exc, TimeoutError) else "exception")
+        )
+        reason = exc.reason if isinstance(exc, SummarizerError) else f"{type(exc).__name__}: {exc}"
+        after = self.view(history)
+        calls_model = kind != "no_engine" and bool(getattr(self.summarizer, "calls_model", True))
+        self.emit(
+            "compaction.exception",
+            {
+                "duration": time.monotonic() - started,
+                "messages_before": len(before.messages),
+                "messages_after": len(after.messages),
+                "llm_called": calls_model,
+                "kind": kind,
+                "reason": reason,
+                "stacktrace": "".join(
+                    traceback.format_exception(type(exc), exc, exc.__traceback__)
+                ),
+                "pruned": info["pruned"],
+            },
+            session_id,
+        )
+        log.warning("compaction failed (%s): %s; keeping the pruned messages", kind, reason)
+        # The crash marker stays set: a failed compaction must not look like a clean no-op.
+        return ManagedHistory(
+            after.messages,
+            after.tokens,
+            after.summary_rows,
+            after.skill_rows,
+            compacted=False,
+            llm_called=calls_model,
+            metadata=None,
+        )
+
+
+def _pruned(report: PruneReport) -> dict[str, int]:
+    return {
+        "capped": report.capped,
+        "soft_trimmed": report.soft_trimmed,
+        "cleared": report.cleared,
+        "chars_before": report.chars_before,
+        "chars_after": report.chars_after,
+    }
+
+
+def _usage(usage: Any) -> dict[str, int] | None:
+    if usage is None:
+        return None
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "cached_tokens": usage.cached_tokens,
+    }
+
+
+def _chars(messages: list[dict[str, Any]]) -> int:
+    return sum(len(m["content"]) for m in messages if isinstance(m.get("content"), str))

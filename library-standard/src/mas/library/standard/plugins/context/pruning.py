@@ -1,0 +1,208 @@
+"""Tool-result pruning: free, in place, never changes message count or order.
+
+Spec 002 prunes oversized tool results before any model call is considered
+(``max_result_chars``); spec 004 adds two position-based phases over old results —
+soft trim (keep ``head_chars`` and ``tail_chars``) and hard clear (a placeholder) —
+guarded by ``keep_last_assistants``, ``soft_trim_ratio``, ``hard_clear_ratio`` and
+``min_prunable_tool_chars``. Oldest results go first, and pruning stops as soon as the
+caller's target is met. Results carrying a skill block are never touched.
+
+The *fill* a ratio is compared with is the share of the model window the request would
+fill: (fixed costs + managed history) / window.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mas.runtime.context import History, shorten_middle
+from mas.runtime.context.skills import has_skill
+from mas.runtime.protocols import Message
+
+_TRIMMED = re.compile(r"\[\.\.\. \d+ characters omitted \.\.\.\]")
+
+
+class SoftTrimParams(BaseModel):
+    """``pruning.soft_trim``: which results are trimmed and how much is kept."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_chars: int = Field(default=4000, ge=1, description="Results longer than this are trimmed.")
+    head_chars: int = Field(default=1500, ge=0, description="Characters kept from the start.")
+    tail_chars: int = Field(default=1500, ge=0, description="Characters kept from the end.")
+
+
+class HardClearParams(BaseModel):
+    """``pruning.hard_clear``: replace whole old results with a placeholder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(default=True, description="Run the hard-clear phase.")
+    placeholder: str = Field(
+        default="[Old tool result content cleared]", description="Text left in place."
+    )
+
+
+class PruningParams(BaseModel):
+    """``pruning``: how old tool results are shrunk before any summarizer call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(default=True, description="Prune before summarizing.")
+    max_result_chars: int | None = Field(
+        default=8192,
+        ge=1,
+        description="Old results longer than this are cut to head and tail first (spec 002).",
+    )
+    keep_last_assistants: int = Field(
+        default=3,
+        ge=0,
+        description="Results after the last N assistant messages are never pruned.",
+    )
+    soft_trim_ratio: float = Field(
+        default=0.3,
+        ge=0,
+        description="Soft trim runs once the request fills this share of the window.",
+    )
+    hard_clear_ratio: float = Field(
+        default=0.5,
+        ge=0,
+        description="Hard clear runs once the request fills this share of the window.",
+    )
+    min_prunable_tool_chars: int = Field(
+        default=4000,
+        ge=0,
+        description="Results this long or shorter are never soft-trimmed or cleared.",
+    )
+    soft_trim: SoftTrimParams = Field(default_factory=SoftTrimParams)
+    hard_clear: HardClearParams = Field(default_factory=HardClearParams)
+
+
+@dataclass
+class PruneReport:
+    """What one pruning pass changed (counts of results and characters)."""
+
+    capped: int = 0
+    soft_trimmed: int = 0
+    cleared: int = 0
+    chars_before: int = 0
+    chars_after: int = 0
+
+    @property
+    def changed(self) -> int:
+        """Results changed by any phase."""
+        return self.capped + self.soft_trimmed + self.cleared
+
+
+class ToolResultPruner:
+    """Applies :class:`PruningParams` to a range of a :class:`~mas.runtime.context.History`."""
+
+    def __init__(self, params: PruningParams) -> None:
+        self.params = params
+
+    def protected_from(self, history: History, start: int) -> int:
+        """First absolute index protected by ``keep_last_assistants`` (``end`` if none)."""
+        keep = self.params.keep_last_assistants
+        if keep == 0:
+            return history.end
+        seen = 0
+        for index in range(history.end - 1, start - 1, -1):
+            if history.message(index).get("role") == "assistant":
+                seen += 1
+                if seen == keep:
+                    return index
+        return start
+
+    def candidates(self, history: History, start: int, stop: int) -> list[int]:
+        """Absolute indexes in ``[start, stop)`` that some phase would shrink, oldest first."""
+        if not self.params.enabled:
+            return []
+        return [
+            i
+            for i in range(start, stop)
+            if _prunable(history.message(i)) and self._would_change(history.message(i)["content"])
+        ]
+
+    def _would_change(self, text: str) -> bool:
+        changes = [self._cap(text), self._soft_trim(text)]
+        if self.params.hard_clear.enabled:
+            changes.append(self._clear(text))
+        return any(new is not None and len(new) < len(text) for new in changes)
+
+    def prune(
+        self,
+        history: History,
+        indexes: list[int],
+        *,
+        satisfied: Callable[[], bool],
+        fill: Callable[[], float],
+    ) -> PruneReport:
+        """Prune ``indexes`` in place, phase by phase, until ``satisfied()``."""
+        report = PruneReport()
+        p = self.params
+        phases: list[tuple[str, Callable[[str], str | None]]] = []
+        if p.max_result_chars is not None:
+            phases.append(("capped", self._cap))
+        phases.append(("soft_trimmed", self._soft_trim))
+        if p.hard_clear.enabled:
+            phases.append(("cleared", self._clear))
+        for counter, change in phases:
+            ratio = {"soft_trimmed": p.soft_trim_ratio, "cleared": p.hard_clear_ratio}.get(counter)
+            for index in indexes:
+                if satisfied() or (ratio is not None and fill() < ratio):
+                    break
+                text = history.message(index)["content"]
+                new = change(text)
+                if new is None or len(new) >= len(text):
+                    continue
+                report.chars_before += len(text)
+                report.chars_after += len(new)
+                history.replace(index, {**history.message(index), "content": new})
+                setattr(report, counter, getattr(report, counter) + 1)
+        return report
+
+    def _cap(self, text: str) -> str | None:
+        limit = self.params.max_result_chars
+        return shorten_middle(text, limit) if limit is not None and len(text) > limit else None
+
+    def _eligible(self, text: str) -> bool:
+        return len(text) > self.params.min_prunable_tool_chars or bool(_TRIMMED.search(text))
+
+    def _soft_trim(self, text: str) -> str | None:
+        st = self.params.soft_trim
+        if len(text) <= st.max_chars or not self._eligible(text):
+            return None
+        return shorten_middle(text, st.max_chars, head=st.head_chars, tail=st.tail_chars)
+
+    def _clear(self, text: str) -> str | None:
+        placeholder = self.params.hard_clear.placeholder
+        return placeholder if text != placeholder and self._eligible(text) else None
+
+    def prune_messages(
+        self, messages: list[Message], *, window: int, fixed: int = 0
+    ) -> list[Message]:
+        """A pruned copy of a plain message list (all phases whose ratio the fill reaches).
+
+        For callers outside a context manager; ``keep_last_assistants`` still applies.
+        """
+        history = History(messages)
+        stop = self.protected_from(history, 0)
+        self.prune(
+            history,
+            self.candidates(history, 0, stop),
+            satisfied=lambda: False,
+            fill=lambda: (fixed + history.total_tokens) / window,
+        )
+        return list(history.messages)
+
+
+def _prunable(message: Message) -> bool:
+    return (
+        message.get("role") == "tool"
+        and isinstance(message.get("content"), str)
+        and not has_skill(message)
+    )

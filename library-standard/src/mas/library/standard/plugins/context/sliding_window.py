@@ -1,0 +1,83 @@
+"""``sliding_window``: keep the last N user turns (or a token budget); no model call.
+
+Cuts fall only at user-turn starts, so tool groups are never split, and the newest user
+turn is always kept. Skill blocks in the dropped turns stay as retained system rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from mas.runtime.context import ContextBudget, History
+from mas.runtime.protocols import BindContext, ManagedHistory, SummaryEngine
+
+from ._base import FoldingManager
+from ._params import TrimmerParams, budget_settings
+
+
+class SlidingWindowParams(BaseModel):
+    """Params of ``sliding_window``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    keep_turns: int | None = Field(
+        default=10, ge=1, description="User turns kept; null = no turn limit."
+    )
+    max_tokens: int | Literal["limit"] | None = Field(
+        default=None,
+        description="History token budget: a positive integer, 'limit' (the history hard "
+        "limit), or null for none.",
+    )
+    trimmer: TrimmerParams = Field(default_factory=TrimmerParams)
+
+    @field_validator("max_tokens")
+    @classmethod
+    def _positive(cls, value: int | str | None) -> int | str | None:
+        if isinstance(value, int) and value <= 0:
+            raise ValueError(f"must be a positive integer, 'limit' or null (got {value})")
+        return value
+
+
+class SlidingWindowContextManager(FoldingManager):
+    """Keeps the newest user turns whole and drops older ones."""
+
+    def __init__(self, params: SlidingWindowParams, ctx: BindContext) -> None:
+        super().__init__(budget_settings(params.trimmer), ctx)
+        self.params = params
+
+    def manage_history(
+        self,
+        history: History,
+        budget: ContextBudget,
+        *,
+        engine: SummaryEngine | None = None,
+        system: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        session_id: str = "",
+    ) -> ManagedHistory:
+        """Slide the window forward to the newest turns that fit the limits."""
+        start = self.live_start(history)
+        starts = history.turn_starts(start)
+        cut = start
+        if self.params.keep_turns is not None and len(starts) > self.params.keep_turns:
+            cut = starts[-self.params.keep_turns]
+        limit = self._token_limit(budget)
+        if limit is not None and starts:
+            rows = self.rows().total
+            fits = (
+                s
+                for s in starts
+                if s >= cut and rows + history.tokens_between(s, history.end) <= limit
+            )
+            cut = next(fits, starts[-1])  # the newest turn stays even when it alone is over
+        if cut > start:
+            self.fold(history, cut, summary=None)
+            self.state.compactions += 1
+        return self.view(history)
+
+    def _token_limit(self, budget: ContextBudget) -> int | None:
+        if self.params.max_tokens == "limit":
+            return budget.history_hard_limit
+        return self.params.max_tokens if isinstance(self.params.max_tokens, int) else None

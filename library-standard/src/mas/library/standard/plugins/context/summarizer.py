@@ -1,0 +1,253 @@
+"""Summarizer sub-plugins: ``llm`` (one out-of-band model call) and ``drop`` (no call).
+
+``llm`` resolves its model once, at bind time, with the kernel's summarizer chain
+(spec 000: ``params.model`` > the ``summarizer`` slot > this agent's turn model) and logs
+``summarizer llm: model=… source=… agent_model=… instructions=default|override``.
+
+Its request is either *standalone* (a system prompt plus the folded turns as JSON, the
+default) or *replay* (spec 002's prefix-cache-friendly form: the agent's own system
+message, tools and messages verbatim, then the instruction as the last user turn). Only
+the reply text is kept; a reply that calls tools, or has no text, is a failure. The input
+is bounded by the summarizer model's window: folded turns that do not fit in one call
+are summarized in consecutive chunks with the update prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mas.runtime.context import DEFAULT_ESTIMATOR, DEFAULT_WINDOW, shorten_middle
+from mas.runtime.protocols import (
+    BindContext,
+    Message,
+    SummarizerError,
+    SummaryEngine,
+    SummaryRequest,
+    SummaryResult,
+    Usage,
+)
+from mas.runtime.spec.model_ref import ModelChoice, resolve_model
+from mas.runtime.spec.windows import resolve_window
+
+from ._base import summary_row
+from ._prompts import PROMPTS, REPLAY_INSTRUCTION, REPLAY_UPDATE_INSTRUCTION
+
+log = logging.getLogger(__name__)
+
+UPDATE_TEMPLATE = "Existing summary:\n{previous}\n\nNew conversation turns (JSON):\n{turns}"
+"""User message of an update call: the running summary, then the newly folded turns."""
+
+INPUT_MARGIN_RATIO = 0.1
+"""Share of the summarizer's window left unused, as for agent requests."""
+
+
+class LlmParams(BaseModel):
+    """Params of the ``llm`` summarizer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(
+        default=None,
+        description="spec.models[].id or LiteLLM id; omitted/any: summarizer slot or turn model.",
+    )
+    instructions: str | None = Field(
+        default=None, description="System prompt of the summary call; empty = package default."
+    )
+    style: Literal["prose", "checkpoint"] = Field(
+        default="prose",
+        description="Default prompt: spec 000's prose summary or spec 004's structured checkpoint.",
+    )
+    update_instructions: str | None = Field(
+        default=None,
+        description="Prompt merging new turns into the running summary; empty = package default.",
+    )
+    max_summary_tokens: int | None = Field(
+        default=4096, ge=1, description="Output cap of the summary call (and of the kept text)."
+    )
+    request_mode: Literal["standalone", "replay"] = Field(
+        default="standalone",
+        description="replay = prefix-cache friendly: the conversation verbatim, instruction last.",
+    )
+    context_window: int | None = Field(
+        default=None, ge=1, description="Input window of the summarizer model; omitted = resolved."
+    )
+
+
+class LlmSummarizer:
+    """Folds turns with one ``engine.summarize_messages`` call (more only if they overflow)."""
+
+    calls_model = True
+
+    def __init__(self, params: LlmParams, ctx: BindContext) -> None:
+        self.params = params
+        choice = resolve_model(ctx.runtime, params.model, "summarizer", ctx.model_scope)
+        self.model = choice.model
+        self.model_source = choice.source
+        self.window = self._window(choice, ctx)
+        first, update = PROMPTS[params.style]
+        self.instructions = (params.instructions or "").strip() or first
+        self.update_instructions = (params.update_instructions or "").strip() or update
+        overridden = bool((params.instructions or "").strip())
+        log.info(
+            "summarizer llm: model=%s source=%s agent_model=%s instructions=%s",
+            self.model,
+            self.model_source,
+            ctx.turn_model.model,
+            "override" if overridden else "default",
+        )
+
+    def _window(self, choice: ModelChoice, ctx: BindContext) -> int | None:
+        if self.params.context_window is not None:
+            return self.params.context_window
+        if choice.source == "agent":
+            return None  # the agent's own resolved window arrives with each request
+        row = ctx.model_scope.row_setting(choice.slot, "context_window")
+        return resolve_window(choice.model, agent_context_window=row).value
+
+    # -- the call --------------------------------------------------------------------
+
+    def summarize(self, request: SummaryRequest, engine: SummaryEngine | None) -> SummaryResult:
+        """Summarize ``request.messages`` into an updated running summary."""
+        if engine is None:
+            raise SummarizerError("no_engine", "the llm summarizer needs an engine to call")
+        window = self.window or request.window or DEFAULT_WINDOW
+        # The summary's own room: the cap, but never more than a quarter of the window.
+        out = min(self.params.max_summary_tokens or window, window // 4)
+        limit = window - out - int(INPUT_MARGIN_RATIO * window)
+        calls: list[tuple[list[Message], list[dict[str, Any]] | None]] = []
+        if self.params.request_mode == "replay":
+            replay = self._replay(request)
+            if DEFAULT_ESTIMATOR.messages(replay) + DEFAULT_ESTIMATOR.tools(request.tools) <= limit:
+                calls.append((replay, request.tools))
+        summary = request.previous_summary
+        usage = Usage()
+        count = 0
+        if calls:
+            summary, usage = self._call(engine, *calls[0], usage, out)
+            count = 1
+        else:
+            for chunk in self._chunks(request.messages, summary, limit, out):
+                summary, usage = self._call(
+                    engine, self._standalone(chunk, summary), None, usage, out
+                )
+                count += 1
+        return SummaryResult(summary, self.model, self.model_source, count, usage)
+
+    def _call(
+        self,
+        engine: SummaryEngine,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None,
+        usage: Usage,
+        out: int,
+    ) -> tuple[str, Usage]:
+        try:
+            reply = engine.summarize_messages(
+                messages, model=self.model, tools=tools, max_tokens=out
+            )
+        except TimeoutError as exc:
+            raise SummarizerError("timeout", f"{type(exc).__name__}: {exc}") from exc
+        if reply.tool_calls:
+            raise SummarizerError(
+                "tool_calls", f"the summary reply called {len(reply.tool_calls)} tool(s)"
+            )
+        text = (reply.text or "").strip()
+        if not text:
+            raise SummarizerError("empty", "the summary reply has no text")
+        text = shorten_middle(text, DEFAULT_ESTIMATOR.chars_for(out))
+        u = reply.usage or Usage()
+        return text, Usage(
+            usage.prompt_tokens + u.prompt_tokens,
+            usage.completion_tokens + u.completion_tokens,
+            usage.cached_tokens + u.cached_tokens,
+        )
+
+    # -- request shapes --------------------------------------------------------------
+
+    def _replay(self, request: SummaryRequest) -> list[Message]:
+        messages: list[Message] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        if request.previous_summary is not None:
+            messages.append(summary_row(request.previous_summary))
+            instruction = REPLAY_UPDATE_INSTRUCTION.format(instructions=self.update_instructions)
+        else:
+            instruction = REPLAY_INSTRUCTION.format(instructions=self.instructions)
+        messages.extend(request.messages)
+        messages.append({"role": "user", "content": instruction})
+        return messages
+
+    def _standalone(self, chunk: list[Message], previous: str | None) -> list[Message]:
+        turns = _turns_json(chunk)
+        if previous is None:
+            return [
+                {"role": "system", "content": self.instructions},
+                {"role": "user", "content": f"Conversation turns (JSON):\n{turns}"},
+            ]
+        return [
+            {"role": "system", "content": self.update_instructions},
+            {"role": "user", "content": UPDATE_TEMPLATE.format(previous=previous, turns=turns)},
+        ]
+
+    def _chunks(
+        self, messages: list[Message], previous: str | None, limit: int, out: int
+    ) -> list[list[Message]]:
+        """Split ``messages`` into runs whose standalone request fits ``limit`` tokens."""
+        # Prompt, framing, and the running summary that later chunks carry as input.
+        fixed = DEFAULT_ESTIMATOR.text(self.update_instructions) + 64
+        fixed += max(DEFAULT_ESTIMATOR.text(previous or ""), out)
+        room = max(256, limit - fixed)
+        chunks: list[list[Message]] = [[]]
+        used = 0
+        for message in messages:
+            item = _fit(message, room)
+            tokens = DEFAULT_ESTIMATOR.text(_turns_json([item]))
+            if chunks[-1] and used + tokens > room:
+                chunks.append([])
+                used = 0
+            chunks[-1].append(item)
+            used += tokens
+        return [c for c in chunks if c] or [[]]
+
+
+def _turns_json(messages: list[Message]) -> str:
+    rows = []
+    for m in messages:
+        row: dict[str, Any] = {"role": m.get("role"), "content": m.get("content")}
+        if m.get("tool_calls"):
+            row["tool_calls"] = [
+                {
+                    "name": (c.get("function") or {}).get("name"),
+                    "arguments": (c.get("function") or {}).get("arguments"),
+                }
+                for c in m["tool_calls"]
+                if isinstance(c, dict)
+            ]
+        if m.get("name"):
+            row["name"] = m["name"]
+        rows.append(row)
+    return json.dumps(rows, ensure_ascii=False)
+
+
+def _fit(message: Message, room: int) -> Message:
+    content = message.get("content")
+    if not isinstance(content, str) or DEFAULT_ESTIMATOR.text(content) <= room // 2:
+        return message
+    return {**message, "content": shorten_middle(content, DEFAULT_ESTIMATOR.chars_for(room // 2))}
+
+
+class DropSummarizer:
+    """Discards the folded turns: no model call, no summary block."""
+
+    calls_model = False
+
+    def __init__(self, params: BaseModel, ctx: BindContext) -> None:
+        self.params = params
+
+    def summarize(self, request: SummaryRequest, engine: SummaryEngine | None) -> SummaryResult:
+        """Return "no summary": the context manager keeps only the recent turns."""
+        return SummaryResult(text=None, model=None, model_source="drop", llm_calls=0)

@@ -1,0 +1,220 @@
+"""The ``llm`` and ``drop`` summarizers: spec 000 (model, instructions, bind log line),
+spec 002 (prefix-cache-friendly request, only text kept), spec 004 (checkpoint, update
+prompt, maxSummaryTokens) and the input bound by the summarizer model's window."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from mas.runtime.protocols import SummarizerError, SummaryRequest
+from mas.runtime.spec.binding import Binding, bind
+
+TURNS = [
+    {"role": "user", "content": "Book Paris for 12 May"},
+    {"role": "assistant", "content": "Booked, ref PX-42"},
+]
+SPEC_000_DEFAULT_MEANING = (
+    "concisely",
+    "key facts",
+    "decisions",
+    "identifier (names, IDs, numbers)",
+    "plain prose, not a transcript",
+)
+
+
+def summarizer(recorder, ctx_factory, raw, **ctx):
+    return bind("summarizer", Binding.model_validate(raw), ctx_factory(recorder.runtime, **ctx))
+
+
+def test_bind_logs_model_source_agent_model_and_instructions(recorder, ctx_factory, caplog) -> None:
+    """Spec 000 Logs table: `summarizer llm: model=… source=… agent_model=…
+    instructions=default|override` on logger mas.library.standard.plugins.context.summarizer."""
+    with caplog.at_level(logging.INFO, logger="mas.library.standard.plugins.context.summarizer"):
+        summarizer(recorder, ctx_factory, "llm")
+        summarizer(
+            recorder,
+            ctx_factory,
+            {"type": "llm", "params": {"model": "gpt-4o-mini", "instructions": "One paragraph."}},
+        )
+    lines = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "mas.library.standard.plugins.context.summarizer"
+    ]
+    assert lines == [
+        "summarizer llm: model=gpt-4o source=agent agent_model=gpt-4o instructions=default",
+        "summarizer llm: model=gpt-4o-mini source=override agent_model=gpt-4o "
+        "instructions=override",
+    ]
+
+
+def test_default_prompt_is_spec_000s_and_input_is_json(
+    recorder, ctx_factory, engine_double
+) -> None:
+    """Spec 000 "Trigger vs prompt": a system prompt plus JSON of older turns."""
+    s = summarizer(recorder, ctx_factory, "llm")
+    engine = engine_double()
+    result = s.summarize(SummaryRequest(TURNS, window=128_000), engine)
+    system, user = engine.calls[0]["messages"]
+    for phrase in SPEC_000_DEFAULT_MEANING:
+        assert phrase in system["content"]
+    assert json.loads(user["content"].split("\n", 1)[1]) == [
+        {"role": "user", "content": TURNS[0]["content"]},
+        {"role": "assistant", "content": TURNS[1]["content"]},
+    ]
+    assert (result.text, result.model, result.model_source, result.llm_calls) == (
+        "SUMMARY-1",
+        "gpt-4o",
+        "agent",
+        1,
+    )
+    assert engine.calls[0]["tools"] is None
+
+
+def test_instructions_override_and_empty_means_default(
+    recorder, ctx_factory, engine_double
+) -> None:
+    """Spec 000: "Override with summarizer.params.instructions. Empty / omitted → default"."""
+    engine = engine_double()
+    summarizer(
+        recorder, ctx_factory, {"type": "llm", "params": {"instructions": "Only cities."}}
+    ).summarize(SummaryRequest(TURNS), engine)
+    summarizer(recorder, ctx_factory, {"type": "llm", "params": {"instructions": "  "}}).summarize(
+        SummaryRequest(TURNS), engine
+    )
+    assert engine.calls[0]["messages"][0]["content"] == "Only cities."
+    assert "plain prose" in engine.calls[1]["messages"][0]["content"]
+
+
+def test_checkpoint_style_asks_for_spec_004_sections(recorder, ctx_factory, engine_double) -> None:
+    """Spec 004: Goal, Constraints & Preferences, Progress, Key Decisions, Next Steps,
+    Critical Context; the update prompt merges new messages into the checkpoint."""
+    s = summarizer(recorder, ctx_factory, {"type": "llm", "params": {"style": "checkpoint"}})
+    engine = engine_double()
+    s.summarize(SummaryRequest(TURNS), engine)
+    s.summarize(SummaryRequest(TURNS, previous_summary="## Goal\nTrip"), engine)
+    first, update = (
+        engine.calls[0]["messages"][0]["content"],
+        engine.calls[1]["messages"][0]["content"],
+    )
+    for section in (
+        "## Goal",
+        "## Constraints & Preferences",
+        "## Progress",
+        "## Key Decisions",
+        "## Next Steps",
+        "## Critical Context",
+    ):
+        assert section in first and section in update
+    assert "compress older details" in update
+    assert engine.calls[1]["messages"][1]["content"].startswith("Existing summary:\n## Goal\nTrip")
+
+
+def test_replay_mode_is_prefix_cache_friendly(recorder, ctx_factory, engine_double) -> None:
+    """Spec 002: replay the system prompt, tools and messages verbatim and append the
+    instruction as a final user turn."""
+    s = summarizer(recorder, ctx_factory, {"type": "llm", "params": {"request_mode": "replay"}})
+    engine = engine_double()
+    tools = [{"type": "function", "function": {"name": "book"}}]
+    s.summarize(
+        SummaryRequest(TURNS, system="You book trips.", tools=tools, window=128_000), engine
+    )
+    sent = engine.calls[0]
+    assert sent["messages"][:3] == [{"role": "system", "content": "You book trips."}, *TURNS]
+    assert sent["messages"][-1]["role"] == "user" and "Summarize" in sent["messages"][-1]["content"]
+    assert sent["tools"] == tools
+
+
+def test_replay_with_a_running_summary_replays_the_summary_row(
+    recorder, ctx_factory, engine_double
+) -> None:
+    """Spec 002 replay after a first compaction: the summary row the agent saw comes first,
+    then the folded turns, then the update instruction."""
+    s = summarizer(recorder, ctx_factory, {"type": "llm", "params": {"request_mode": "replay"}})
+    engine = engine_double()
+    s.summarize(SummaryRequest(TURNS, previous_summary="Trip to Paris.", system="Sys"), engine)
+    sent = engine.calls[0]["messages"]
+    assert sent[0] == {"role": "system", "content": "Sys"}
+    assert sent[1]["role"] == "system" and sent[1]["content"].endswith("Trip to Paris.")
+    assert sent[2:4] == TURNS and "update it" in sent[-1]["content"]
+
+
+def test_replay_too_large_for_the_window_falls_back_to_chunks(
+    recorder, ctx_factory, engine_double
+) -> None:
+    s = summarizer(
+        recorder,
+        ctx_factory,
+        {"type": "llm", "params": {"request_mode": "replay", "context_window": 2_000}},
+    )
+    engine = engine_double()
+    turns = [{"role": "user", "content": "y" * 3_000} for _ in range(4)]
+    result = s.summarize(SummaryRequest(turns, system="Sys"), engine)
+    assert result.llm_calls == len(engine.calls) > 1
+    assert engine.calls[0]["messages"][0]["content"] != "Sys"  # standalone, bounded
+
+
+@pytest.mark.parametrize(
+    "mode, kind", [("tool_calls", "tool_calls"), ("empty", "empty"), ("timeout", "timeout")]
+)
+def test_only_text_is_kept_and_bad_replies_raise(
+    recorder, ctx_factory, engine_double, mode, kind
+) -> None:
+    """Issue 3: failure on timeout, empty text, text plus tool calls."""
+    s = summarizer(recorder, ctx_factory, "llm")
+    with pytest.raises(SummarizerError) as info:
+        s.summarize(SummaryRequest(TURNS), engine_double(mode))
+    assert info.value.kind == kind
+
+
+def test_max_summary_tokens_caps_the_call_and_the_text(recorder, ctx_factory) -> None:
+    """Spec 004 maxSummaryTokens."""
+    from mas.runtime.protocols import ModelReply
+
+    class Verbose:
+        def __init__(self) -> None:
+            self.max_tokens = None
+
+        def summarize_messages(self, messages, *, model, tools=None, max_tokens=None):
+            self.max_tokens = max_tokens
+            return ModelReply(text="word " * 1_000)
+
+    engine = Verbose()
+    s = summarizer(recorder, ctx_factory, {"type": "llm", "params": {"max_summary_tokens": 50}})
+    result = s.summarize(SummaryRequest(TURNS, window=128_000), engine)
+    assert engine.max_tokens == 50
+    assert len(result.text) <= 200 and "characters omitted" in result.text
+
+
+def test_input_is_bounded_by_the_summarizer_models_window(
+    recorder, ctx_factory, engine_double
+) -> None:
+    """Issue 3: "the input sent to the summarizer itself bounded by the summarizer model's
+    window" — turns that do not fit one call go through the update prompt in chunks."""
+    s = summarizer(
+        recorder,
+        ctx_factory,
+        {"type": "llm", "params": {"context_window": 4_000, "max_summary_tokens": 500}},
+    )
+    engine = engine_double()
+    turns = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i} " + "x" * 2_000}
+        for i in range(20)
+    ]
+    result = s.summarize(SummaryRequest(turns), engine)
+    assert result.llm_calls == len(engine.calls) > 1
+    for call in engine.calls:
+        text = "".join(m["content"] for m in call["messages"])
+        assert len(text) / 4 <= 4_000 - 500
+    assert engine.calls[1]["messages"][1]["content"].startswith("Existing summary:\nSUMMARY-1")
+    assert result.text == f"SUMMARY-{len(engine.calls)}"
+
+
+def test_drop_makes_no_call(recorder, ctx_factory, engine_double) -> None:
+    """Spec 000: "summarizer: drop never calls an LLM"."""
+    engine = engine_double()
+    result = summarizer(recorder, ctx_factory, "drop").summarize(SummaryRequest(TURNS), engine)
+    assert result.text is None and result.llm_calls == 0 and engine.calls == []
