@@ -19,9 +19,15 @@ install: $(STAMP)
 
 EXAMPLE_AGENT := library-standard/examples/agent
 
+EXPERIMENT := library-lab/examples/context-ablation/experiment.yaml
+
+# The main job: one agent session through two compactions, then the ablation comparing
+# the strategies. Both resume when run again (the session from its folder, the lab from
+# its latest run with the same inputs), so a second `make demo` finishes at once.
 demo: $(STAMP)
 	$(BIN)/mas-ctl compile $(EXAMPLE_AGENT)/agent.yaml
-	$(BIN)/mas-ctl run $(EXAMPLE_AGENT)/agent.yaml --input $(EXAMPLE_AGENT)/turns.jsonl
+	$(BIN)/mas-ctl run $(EXAMPLE_AGENT)/agent.yaml --input $(EXAMPLE_AGENT)/turns.jsonl --out runs/demo-session
+	$(BIN)/mas-ctl lab run $(EXPERIMENT)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

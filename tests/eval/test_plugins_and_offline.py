@@ -6,7 +6,6 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
 from click.testing import CliRunner
 
 from mas.library.eval import ComputedMetric, EvalConfig, MetricResult, evaluate_runs, judge_scope

@@ -8,10 +8,7 @@ import json
 import logging
 import subprocess
 import sys
-from importlib import metadata
 from pathlib import Path
-
-import pytest
 
 from mas.runtime import Runtime
 from mas.runtime.context import ContextPart, History, prepare_request

@@ -54,7 +54,11 @@ class PluginLoadError(MasError):
     """
 
     def __init__(
-        self, entry_point: str, group: str, distribution: str | None, version: str | None,
+        self,
+        entry_point: str,
+        group: str,
+        distribution: str | None,
+        version: str | None,
         reason: BaseException,
     ) -> None:
         self.entry_point = entry_point
@@ -89,9 +93,7 @@ class DuplicateTypeError(MasError):
     def __init__(self, kind: str, name: str, first: str, second: str) -> None:
         self.kind = kind
         self.name = name
-        super().__init__(
-            f"{kind} type {name!r} registered twice: by {first} and by {second}"
-        )
+        super().__init__(f"{kind} type {name!r} registered twice: by {first} and by {second}")
 
 
 class BudgetExceededError(MasError):

@@ -68,9 +68,10 @@ def mas_register_eval_metrics(registry: KindRegistry) -> None:
 def mas_register_lab_steps(registry: KindRegistry) -> None:
     """Register lab pipeline steps (``application.post[].type`` in an experiment).
 
-    Called once while the runtime builds its registries. A factory receives the step's
-    validated ``Params`` (its ``config:`` block) and returns a
-    :class:`~mas.runtime.protocols.Step`.
+    Called once while the runtime builds its registries. A factory is called as
+    ``factory(params, spec)`` with the step's validated ``Params`` (its ``config:`` block)
+    and its :class:`~mas.runtime.spec.experiment.StepSpec`, and returns a
+    :class:`~mas.runtime.protocols.Step` (guide: docs/lab.md).
 
     :param registry: the ``lab_step`` registry.
     :return: nothing; results are ignored.
@@ -155,7 +156,8 @@ def mas_resolve_model_ref(ref: str, purpose: str, scope: Any) -> Any | None:
     Called whenever the runtime needs a concrete model: the agent's turn model
     (``purpose="turn"``), a summarizer's model (``"summarizer"``) or a judge
     (``"judge"``). ``scope`` is the :class:`~mas.runtime.spec.model_ref.ModelScope` with
-    every slot the manifests define. The kernel's own chain (spec 000) is registered last
+    every slot the manifests define (a :class:`~mas.runtime.spec.model_ref.JudgeScope`
+    for ``"judge"``). The kernel's own chain (spec 000) is registered last
     and always answers, so a plugin only returns for references it wants to reroute.
 
     Stops at first non-None result.

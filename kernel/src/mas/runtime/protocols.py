@@ -312,10 +312,25 @@ class Metric(Protocol):
     differ from the registered lower_snake_case name.
     """
 
-    id: str
-    kind: str
-    description: str
-    inputs: tuple[str, ...]
+    @property
+    def id(self) -> str:
+        """Key of the metric in ``metrics.json``."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """``"judge"`` or ``"computed"``."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """What the metric judges or counts, one line."""
+        ...
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """What the metric reads from a run (``transcript``, ``events``, ``expected_facts``)."""
+        ...
 
     def missing_input(self, run: Any) -> str | None:
         """Why ``run`` (a stored session) cannot be scored, or ``None`` when it can."""

@@ -1,4 +1,6 @@
-"""Opt-in pytest plugin for testing mas plugins: enable with ``pytest_plugins = ["mas.runtime.testing"]``.
+"""Opt-in pytest plugin for testing mas plugins.
+
+Enable it with ``pytest_plugins = ["mas.runtime.testing"]``.
 
 Fixtures:
 

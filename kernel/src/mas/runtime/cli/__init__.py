@@ -24,8 +24,14 @@ from mas.runtime.cli.schema_cmd import schema_command
 __all__ = ["CliState", "cli", "main"]
 
 for _command in (
-    compile_command, validate_command, plugins_command, schema_command,
-    run_command, chat_command, inspect_command, serve_command,
+    compile_command,
+    validate_command,
+    plugins_command,
+    schema_command,
+    run_command,
+    chat_command,
+    inspect_command,
+    serve_command,
 ):
     cli.add_command(_command)
 
@@ -48,8 +54,13 @@ class _Group(click.Group):
 
 
 def _with_plugin_commands(state: CliState) -> _Group:
-    group = _Group(name=cli.name, commands=dict(cli.commands), params=cli.params,
-                   help=cli.help, callback=cli.callback)
+    group = _Group(
+        name=cli.name,
+        commands=dict(cli.commands),
+        params=cli.params,
+        help=cli.help,
+        callback=cli.callback,
+    )
     group.state = state
     for entry in state.runtime.registries.cli_command:
         if entry.name in group.commands:

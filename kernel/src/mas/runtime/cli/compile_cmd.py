@@ -17,9 +17,19 @@ from mas.runtime.spec.resolved import resolve_budget
 _file = click.Path(exists=True, dir_okay=False, path_type=Path)
 _options = [
     click.argument("files", nargs=-1, required=True, type=_file),
-    click.option("--overlay", "overlays", multiple=True, type=_file, help="Overlay file (repeatable, applied in order)."),
+    click.option(
+        "--overlay",
+        "overlays",
+        multiple=True,
+        type=_file,
+        help="Overlay file (repeatable, applied in order).",
+    ),
     click.option("--infra", type=_file, help="Infra manifest (windows, pricing, endpoints)."),
-    click.option("--config", type=_file, help="Local config.yaml (defaults.model). Default: $MAS_CONFIG, then ./config.yaml."),
+    click.option(
+        "--config",
+        type=_file,
+        help="Local config.yaml (defaults.model). Default: $MAS_CONFIG, then ./config.yaml.",
+    ),
 ]
 
 
@@ -29,7 +39,9 @@ def _manifest_options(func: Any) -> Any:
     return func
 
 
-def _load(files: tuple[Path, ...], overlays: tuple[Path, ...], infra: Path | None, config: Path | None) -> ManifestSet:
+def _load(
+    files: tuple[Path, ...], overlays: tuple[Path, ...], infra: Path | None, config: Path | None
+) -> ManifestSet:
     return load_manifest_set(list(files), overlays=list(overlays), infra=infra, config=config)
 
 
@@ -38,8 +50,12 @@ def _load(files: tuple[Path, ...], overlays: tuple[Path, ...], infra: Path | Non
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable resolution per agent.")
 @click.pass_context
 def compile_command(
-    ctx: click.Context, files: tuple[Path, ...], overlays: tuple[Path, ...],
-    infra: Path | None, config: Path | None, as_json: bool,
+    ctx: click.Context,
+    files: tuple[Path, ...],
+    overlays: tuple[Path, ...],
+    infra: Path | None,
+    config: Path | None,
+    as_json: bool,
 ) -> None:
     """Print FILES compiled: bindings normalized, models resolved with their sources."""
     manifests = _load(files, overlays, infra, config)
@@ -48,20 +64,30 @@ def compile_command(
         click.echo(json.dumps({"agents": [resolution(a, manifests) for a in compiled]}, indent=2))
         return
     documents = [compiled_document(a, manifests) for a in compiled]
-    click.echo(yaml.dump_all(documents, Dumper=_Dumper, sort_keys=False, allow_unicode=True), nl=False)
+    click.echo(
+        yaml.dump_all(documents, Dumper=_Dumper, sort_keys=False, allow_unicode=True), nl=False
+    )
 
 
 @click.command("validate")
 @_manifest_options
 @click.pass_context
 def validate_command(
-    ctx: click.Context, files: tuple[Path, ...], overlays: tuple[Path, ...],
-    infra: Path | None, config: Path | None,
+    ctx: click.Context,
+    files: tuple[Path, ...],
+    overlays: tuple[Path, ...],
+    infra: Path | None,
+    config: Path | None,
 ) -> None:
     """Check FILES: exit 0 and say so, or print one line per problem and exit 2."""
     manifests = _load(files, overlays, infra, config)
     compiled = compile_all(state_of(ctx).runtime, manifests)
-    kinds = len(compiled) + len(manifests.mases) + (manifests.infra is not None) + len(manifests.overlays)
+    kinds = (
+        len(compiled)
+        + len(manifests.mases)
+        + (manifests.infra is not None)
+        + len(manifests.overlays)
+    )
     kinds += manifests.experiment is not None
     click.echo(f"ok: {kinds} document(s) valid ({len(compiled)} agent(s))")
 

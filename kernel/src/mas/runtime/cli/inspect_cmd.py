@@ -68,8 +68,13 @@ def answer(request: Any, root: Path) -> dict[str, Any]:
 
 @click.command("serve")
 @click.option("--stdio", is_flag=True, required=True, help="Answer JSON-lines requests on stdin.")
-@click.option("--runs", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
-              show_default=True, help="Where run folders are.")
+@click.option(
+    "--runs",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs"),
+    show_default=True,
+    help="Where run folders are.",
+)
 def serve_command(stdio: bool, runs: Path) -> None:
     """JSON-lines control: one request per line in, one reply per line out.
 

@@ -37,12 +37,20 @@ def read_turns(path: Path) -> list[str]:
             continue
         try:
             item = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             problems.append(Problem(str(path), f"line {number}", f"not JSON: {exc.msg}"))
             continue
         text = item.get("user") if isinstance(item, dict) else item
         if not isinstance(text, str) or not text.strip():
-            problems.append(Problem(str(path), f"line {number}", 'expected a JSON string or {"user": "..."}', item, True))
+            problems.append(
+                Problem(
+                    str(path),
+                    f"line {number}",
+                    'expected a JSON string or {"user": "..."}',
+                    item,
+                    True,
+                )
+            )
             continue
         turns.append(text)
     if problems:
@@ -59,16 +67,42 @@ def pick_agent(manifests: ManifestSet, name: str | None, source: str) -> LoadedA
         for loaded in manifests.agents:
             if loaded.agent.metadata.name == name:
                 return loaded
-        raise ManifestError([Problem(source, "--agent", f"no agent named {name!r}; found: {', '.join(names) or 'none'}")])
+        raise ManifestError(
+            [
+                Problem(
+                    source,
+                    "--agent",
+                    f"no agent named {name!r}; found: {', '.join(names) or 'none'}",
+                )
+            ]
+        )
     if len(manifests.agents) != 1:
-        raise ManifestError([Problem(source, "", f"expected one agent, found {len(names)} ({', '.join(names) or 'none'}); pick one with --agent")])
+        raise ManifestError(
+            [
+                Problem(
+                    source,
+                    "",
+                    f"expected one agent, found {len(names)} "
+                    f"({', '.join(names) or 'none'}); pick one with --agent",
+                )
+            ]
+        )
     return manifests.agents[0]
 
 
-def _open(runtime: Runtime, file: Path, overlays: tuple[Path, ...], infra: Path | None,
-          config: Path | None, agent: str | None, state: Path | None) -> AgentSession:
+def _open(
+    runtime: Runtime,
+    file: Path,
+    overlays: tuple[Path, ...],
+    infra: Path | None,
+    config: Path | None,
+    agent: str | None,
+    state: Path | None,
+) -> AgentSession:
     manifests = load_manifest_set([file], overlays=list(overlays), infra=infra, config=config)
-    return open_session(runtime, pick_agent(manifests, agent, str(file)), manifests, state_path=state)
+    return open_session(
+        runtime, pick_agent(manifests, agent, str(file)), manifests, state_path=state
+    )
 
 
 def turn_line(session: AgentSession, result: TurnResult, seconds: float) -> str:
@@ -86,7 +120,9 @@ def turn_line(session: AgentSession, result: TurnResult, seconds: float) -> str:
 
 _common = [
     click.argument("file", type=_file),
-    click.option("--overlay", "overlays", multiple=True, type=_file, help="Overlay file (repeatable)."),
+    click.option(
+        "--overlay", "overlays", multiple=True, type=_file, help="Overlay file (repeatable)."
+    ),
     click.option("--infra", type=_file, help="Infra manifest."),
     click.option("--config", type=_file, help="Local config.yaml."),
     click.option("--agent", help="Agent name, when FILE holds several."),
@@ -102,13 +138,23 @@ def _with_common(func: Any) -> Any:
 @click.command("run")
 @_with_common
 @click.option("--input", "input_path", required=True, type=_file, help="JSONL of user turns.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Run folder (default runs/<agent>/<timestamp>); an existing one resumes.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run folder (default runs/<agent>/<timestamp>); an existing one resumes.",
+)
 @click.option("--quiet", is_flag=True, help="Print only the final ContextUsageView.")
 @click.pass_context
 def run_command(
-    ctx: click.Context, file: Path, overlays: tuple[Path, ...], infra: Path | None,
-    config: Path | None, agent: str | None, input_path: Path, out: Path | None, quiet: bool,
+    ctx: click.Context,
+    file: Path,
+    overlays: tuple[Path, ...],
+    infra: Path | None,
+    config: Path | None,
+    agent: str | None,
+    input_path: Path,
+    out: Path | None,
+    quiet: bool,
 ) -> None:
     """Run FILE's agent over the user turns of --input; write a run folder."""
     turns = read_turns(input_path)
@@ -124,7 +170,7 @@ def run_command(
     try:
         if session.turns and not quiet:
             click.echo(f"resuming {out} after turn {session.turns}")
-        for text in turns[session.turns:]:
+        for text in turns[session.turns :]:
             started = time.monotonic()
             result = session.send(text)
             if not quiet:
@@ -141,15 +187,27 @@ def run_command(
 
 @click.command("chat")
 @_with_common
-@click.option("--state", type=click.Path(dir_okay=False, path_type=Path), help="Session file to resume and save.")
+@click.option(
+    "--state",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Session file to resume and save.",
+)
 @click.pass_context
 def chat_command(
-    ctx: click.Context, file: Path, overlays: tuple[Path, ...], infra: Path | None,
-    config: Path | None, agent: str | None, state: Path | None,
+    ctx: click.Context,
+    file: Path,
+    overlays: tuple[Path, ...],
+    infra: Path | None,
+    config: Path | None,
+    agent: str | None,
+    state: Path | None,
 ) -> None:
     """Talk to FILE's agent. Commands: /inspect prints the context usage, /exit quits."""
     session = _open(state_of(ctx).runtime, file, overlays, infra, config, agent, state)
-    click.echo(f"{session.agent_name} on {session.engine.model} (session {session.session_id}); /exit to quit")
+    click.echo(
+        f"{session.agent_name} on {session.engine.model} "
+        f"(session {session.session_id}); /exit to quit"
+    )
     while True:
         try:
             text = click.prompt("you", prompt_suffix="> ")

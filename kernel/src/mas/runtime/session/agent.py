@@ -117,7 +117,9 @@ class AgentSession:
         :raises ModelCallError: the model failed; nothing of the turn is committed.
         :raises BudgetExceededError: ``spec.budget.max_llm_calls`` ran out; likewise.
         """
-        user: Message = content if isinstance(content, dict) else {"role": "user", "content": content}
+        user: Message = (
+            content if isinstance(content, dict) else {"role": "user", "content": content}
+        )
         working: list[Message] = []
         schemas = [tool.schema for tool in self.tools] or None
         calls = compactions = 0
@@ -165,8 +167,16 @@ class AgentSession:
     def _parts(self) -> list[ContextPart]:
         parts: list[ContextPart] = []
         if self.settings.instructions:
-            parts.append(ContextPart("agent", "agent/instructions", self.settings.instructions,
-                                     placement="system", priority=0, pinned=True))
+            parts.append(
+                ContextPart(
+                    "agent",
+                    "agent/instructions",
+                    self.settings.instructions,
+                    placement="system",
+                    priority=0,
+                    pinned=True,
+                )
+            )
         if self.skills is not None:
             parts.extend(self.skills.parts())
         for collected in self.runtime.pm.hook.mas_collect_context_parts(
@@ -198,9 +208,16 @@ class AgentSession:
         self.turns += 1
         self.compactions += compactions
         self.runtime.emit(
-            Event("session.turn", {"turn": self.turns, "messages": len(messages),
-                                   "history_messages": len(self.history),
-                                   "history_tokens": self.history.total_tokens}, self.session_id)
+            Event(
+                "session.turn",
+                {
+                    "turn": self.turns,
+                    "messages": len(messages),
+                    "history_messages": len(self.history),
+                    "history_tokens": self.history.total_tokens,
+                },
+                self.session_id,
+            )
         )
         self.save()
 

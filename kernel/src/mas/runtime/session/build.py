@@ -17,7 +17,11 @@ from mas.runtime.spec.resolved import resolve_budget
 
 
 def engine_for(
-    runtime: Runtime, agent: CompiledAgent, manifests: ManifestSet, *, session_id: str = "",
+    runtime: Runtime,
+    agent: CompiledAgent,
+    manifests: ManifestSet,
+    *,
+    session_id: str = "",
     cache: ResponseCache | None = None,
 ) -> Engine:
     """The engine an agent's session calls: its turn model, infra endpoint, budget, cache."""
@@ -39,7 +43,9 @@ def engine_for(
         max_llm_calls=agent.loaded.agent.spec.budget.max_llm_calls,
         max_tokens=agent.scope.row_setting(agent.turn_model.slot, "max_tokens"),
         cache=cache,
-        infra_pricing=generation.pricing.model_dump() if generation and generation.pricing else None,
+        infra_pricing=generation.pricing.model_dump()
+        if generation and generation.pricing
+        else None,
         infra_mappings=infra.models if infra else None,
     )
 
@@ -77,7 +83,8 @@ def open_session(
         instructions=spec.instructions.strip(),
         max_tool_rounds=max_tool_rounds,
     )
-    session = AgentSession(
+    identity = {"session_id": session_id} if session_id else {}
+    return AgentSession(
         runtime=runtime,
         agent_name=compiled.name,
         cm=compiled.context_manager,
@@ -86,6 +93,5 @@ def open_session(
         tools=list(tools),
         skills=skills,
         state_path=state_path,
-        **({"session_id": session_id} if session_id else {}),
+        **identity,  # type: ignore[arg-type]  # only session_id, when given
     )
-    return session

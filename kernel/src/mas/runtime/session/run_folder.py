@@ -32,7 +32,9 @@ def is_run_folder(path: Path) -> bool:
     return (Path(path) / TRANSCRIPT).is_file()
 
 
-def record_events(runtime: Runtime, folder: Path, session_id: Callable[[], str]) -> Callable[[], None]:
+def record_events(
+    runtime: Runtime, folder: Path, session_id: Callable[[], str]
+) -> Callable[[], None]:
     """Append the events of one session to ``folder/events.jsonl``; returns a closer.
 
     ``session_id`` is asked on every event, since a resumed session learns its id only
@@ -55,11 +57,16 @@ def record_events(runtime: Runtime, folder: Path, session_id: Callable[[], str])
 
 
 def write_transcript(
-    folder: Path, session: AgentSession, *, error: str | None = None,
+    folder: Path,
+    session: AgentSession,
+    *,
+    error: str | None = None,
     extra: dict[str, Any] | None = None,
 ) -> None:
     """Write ``folder/transcript.json`` for ``session`` (atomically)."""
-    answers = [m for m in session.transcript if m.get("role") == "assistant" and not m.get("tool_calls")]
+    answers = [
+        m for m in session.transcript if m.get("role") == "assistant" and not m.get("tool_calls")
+    ]
     record = {
         "session_id": session.session_id,
         "agent": session.agent_name,

@@ -50,7 +50,8 @@ class SkillLibrary:
         """The ``activate_skill`` tool bound to this library."""
         return Tool(
             name="activate_skill",
-            description="Load a skill's instructions by name (unload=true removes its pinned copy). "
+            description="Load a skill's instructions by name "
+            "(unload=true removes its pinned copy). "
             f"Available: {', '.join(self.available()) or 'none'}.",
             parameters={
                 "type": "object",

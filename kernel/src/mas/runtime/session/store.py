@@ -53,8 +53,8 @@ def load_state(path: Path) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise SessionStateError(f"cannot read session file {path}: {exc}") from exc
     if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
+        found = data.get("version") if isinstance(data, dict) else None
         raise SessionStateError(
-            f"session file {path} has format version {data.get('version') if isinstance(data, dict) else None!r}; "
-            f"expected {STATE_VERSION}"
+            f"session file {path} has format version {found!r}; expected {STATE_VERSION}"
         )
     return data

@@ -9,8 +9,12 @@ from dataclasses import dataclass
 from typing import Any, get_type_hints
 
 _JSON_TYPES: dict[Any, str] = {
-    str: "string", int: "integer", float: "number", bool: "boolean",
-    list: "array", dict: "object",
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    dict: "object",
 }
 
 
@@ -31,8 +35,12 @@ class Tool:
 
     @classmethod
     def from_function(
-        cls, function: Callable[..., Any], *, name: str | None = None,
-        description: str | None = None, parameters: dict[str, Any] | None = None,
+        cls,
+        function: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parameters: dict[str, Any] | None = None,
     ) -> Tool:
         """Build a tool from a typed function: its name, docstring and annotations."""
         return cls(

@@ -111,6 +111,7 @@ def _numbers_only(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
     if metadata is None:
         return None
     return {
-        key: value for key, value in metadata.items()
+        key: value
+        for key, value in metadata.items()
         if not isinstance(value, str) or len(value) <= 200
     }

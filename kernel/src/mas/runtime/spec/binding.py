@@ -62,9 +62,7 @@ def bind(kind: str, binding: Binding, ctx: BindContext) -> Any:
     try:
         entry = registry.get(binding.type)
     except UnknownTypeError as exc:
-        raise ManifestError(
-            [Problem(ctx.source, _at(ctx.location, "type"), str(exc))]
-        ) from exc
+        raise ManifestError([Problem(ctx.source, _at(ctx.location, "type"), str(exc))]) from exc
     try:
         params = entry.validate_params(binding.params)
     except ValidationError as exc:

@@ -117,7 +117,11 @@ def compile_agent(runtime: Runtime, loaded: LoadedAgent, manifests: ManifestSet)
 
 
 def _resolve(
-    runtime: Runtime, ref: str, purpose: str, scope: ModelScope, loaded: LoadedAgent,
+    runtime: Runtime,
+    ref: str,
+    purpose: str,
+    scope: ModelScope,
+    loaded: LoadedAgent,
     location: str,
 ) -> ModelChoice:
     try:

@@ -123,13 +123,31 @@ def _read_all(paths: list[Path], problems: list[Problem]) -> list[RawDocument]:
     for doc in documents:
         if not isinstance(doc.data, dict):
             problems.append(
-                Problem(doc.source, "", f"a document must be a mapping, not {type(doc.data).__name__}", doc.data, True)
+                Problem(
+                    doc.source,
+                    "",
+                    f"a document must be a mapping, not {type(doc.data).__name__}",
+                    doc.data,
+                    True,
+                )
             )
         elif doc.kind is None:
-            problems.append(Problem(doc.source, "kind", "Field required (Agent, MAS, Infra or Overlay; or a top-level experiment:)"))
+            problems.append(
+                Problem(
+                    doc.source,
+                    "kind",
+                    "Field required (Agent, MAS, Infra or Overlay; or a top-level experiment:)",
+                )
+            )
         elif doc.kind not in DOCUMENT_KINDS and doc.kind != "experiment":
             problems.append(
-                Problem(doc.source, "kind", f"unknown kind; expected one of {', '.join(DOCUMENT_KINDS)}", doc.kind, True)
+                Problem(
+                    doc.source,
+                    "kind",
+                    f"unknown kind; expected one of {', '.join(DOCUMENT_KINDS)}",
+                    doc.kind,
+                    True,
+                )
             )
     known = {*DOCUMENT_KINDS, "experiment"}
     return [doc for doc in documents if isinstance(doc.data, dict) and doc.kind in known]
@@ -145,7 +163,9 @@ def _validate(model: type[BaseModel], doc: RawDocument, problems: list[Problem])
 
 def _load_experiment(doc: RawDocument, result: ManifestSet, problems: list[Problem]) -> None:
     if result.experiment is not None:
-        problems.append(Problem(doc.source, "experiment", "only one experiment may be loaded at a time"))
+        problems.append(
+            Problem(doc.source, "experiment", "only one experiment may be loaded at a time")
+        )
         return
     result.experiment = _validate(Experiment, doc, problems)
     result.experiment_path = doc.path
@@ -160,7 +180,13 @@ def _experiment_applications(result: ManifestSet, problems: list[Problem]) -> li
         path = base / app.manifest
         if not path.is_file():
             problems.append(
-                Problem(str(result.experiment_path), f"experiment.applications[{i}].manifest", "file not found", app.manifest, True)
+                Problem(
+                    str(result.experiment_path),
+                    f"experiment.applications[{i}].manifest",
+                    "file not found",
+                    app.manifest,
+                    True,
+                )
             )
             continue
         documents.extend(_read_all([path], problems))
@@ -173,14 +199,22 @@ def _mas_agents(documents: list[RawDocument], problems: list[Problem]) -> list[R
     for doc in documents:
         if doc.kind != "MAS":
             continue
-        agents = doc.data.get("spec", {}).get("agents", []) if isinstance(doc.data.get("spec"), dict) else []
+        agents = (
+            doc.data.get("spec", {}).get("agents", [])
+            if isinstance(doc.data.get("spec"), dict)
+            else []
+        )
         for i, ref in enumerate(agents if isinstance(agents, list) else []):
             manifest = ref.get("manifest") if isinstance(ref, dict) else None
             if not isinstance(manifest, str):
                 continue  # the MAS model reports the malformed row
             path = doc.path.parent / manifest
             if not path.is_file():
-                problems.append(Problem(doc.source, f"spec.agents[{i}].manifest", "file not found", manifest, True))
+                problems.append(
+                    Problem(
+                        doc.source, f"spec.agents[{i}].manifest", "file not found", manifest, True
+                    )
+                )
                 continue
             for agent_doc in _read_all([path], problems):
                 agent_doc.data = {**agent_doc.data, "_mas": doc}
@@ -189,21 +223,26 @@ def _mas_agents(documents: list[RawDocument], problems: list[Problem]) -> list[R
 
 
 def _apply_overlays(
-    overlays: list[tuple[Overlay, RawDocument]], documents: list[RawDocument],
+    overlays: list[tuple[Overlay, RawDocument]],
+    documents: list[RawDocument],
     problems: list[Problem],
 ) -> None:
     for overlay, overlay_doc in overlays:
         target = overlay.spec.target
         matches = [
-            doc for doc in documents
-            if doc.kind == target.kind
-            and (target.name is None or _doc_name(doc) == target.name)
+            doc
+            for doc in documents
+            if doc.kind == target.kind and (target.name is None or _doc_name(doc) == target.name)
         ]
         if not matches:
             wanted = f"kind {target.kind}" + (f" named {target.name!r}" if target.name else "")
             problems.append(
-                Problem(overlay_doc.source, "spec.target",
-                        f"overlay {overlay.metadata.name!r} targets {wanted}, but no such document was loaded")
+                Problem(
+                    overlay_doc.source,
+                    "spec.target",
+                    f"overlay {overlay.metadata.name!r} targets {wanted}, "
+                    "but no such document was loaded",
+                )
             )
         for doc in matches:
             spec = doc.data.get("spec") or {}

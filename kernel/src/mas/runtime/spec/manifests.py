@@ -73,7 +73,9 @@ class Compaction(Strict):
         if self.instructions is not None:
             summarizer_params["instructions"] = self.instructions
         summarizer_type = "llm" if self.strategy == "summarize" else "drop"
-        params: dict[str, Any] = {"summarizer": {"type": summarizer_type, "params": summarizer_params}}
+        params: dict[str, Any] = {
+            "summarizer": {"type": summarizer_type, "params": summarizer_params}
+        }
         if self.keep_turns is not None:
             params["keep_turns"] = self.keep_turns
         return Binding(type="summarising", params=params)
@@ -152,7 +154,9 @@ class AgentRef(Strict):
     """One ``spec.agents[]`` row of a MAS: an agent manifest by path."""
 
     name: str = Field(min_length=1, description="Agent name within the MAS.")
-    manifest: str = Field(min_length=1, description="Path of the Agent manifest, relative to this file.")
+    manifest: str = Field(
+        min_length=1, description="Path of the Agent manifest, relative to this file."
+    )
 
 
 class MasSpec(Strict):

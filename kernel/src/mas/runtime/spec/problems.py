@@ -29,7 +29,9 @@ def join_path(prefix: str, loc: Sequence[str | int]) -> str:
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_\-]+")
 
 
-def problems_from_validation(error: ValidationError, source: str, prefix: str = "") -> list[Problem]:
+def problems_from_validation(
+    error: ValidationError, source: str, prefix: str = ""
+) -> list[Problem]:
     """One :class:`Problem` per pydantic error, located under ``prefix``.
 
     Pydantic's own location segments for union branches and tagged unions (such as

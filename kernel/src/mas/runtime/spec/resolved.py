@@ -61,7 +61,8 @@ def resolve_budget(agent: CompiledAgent, manifests: ManifestSet) -> ResolvedBudg
     instructions = agent.loaded.agent.spec.instructions
     fixed = FixedCosts(
         system=TokenEstimator().message({"role": "system", "content": instructions})
-        if instructions else 0
+        if instructions
+        else 0
     )
     budget = ContextBudget.compute(
         window=window.value,

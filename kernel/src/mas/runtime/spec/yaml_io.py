@@ -21,9 +21,7 @@ class _StrictLoader(_BaseLoader):  # type: ignore[valid-type,misc]
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 mark = key_node.start_mark
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", mark
-                )
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", mark)
             seen.add(key)
         return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
 
@@ -55,7 +53,14 @@ def read_yaml_documents(path: str | Path, text: str | None = None) -> list[Any]:
         raise ManifestError([Problem(source, "", f"invalid YAML: {exc}")]) from exc
     if not documents:
         raise ManifestError(
-            [Problem(source, "", "file is empty: expected a manifest (apiVersion, kind, metadata, spec) or an experiment:")]
+            [
+                Problem(
+                    source,
+                    "",
+                    "file is empty: expected a manifest (apiVersion, kind, metadata, spec) "
+                    "or an experiment:",
+                )
+            ]
         )
     return documents
 

@@ -18,6 +18,7 @@ from typing import Any
 from mas.library.eval.metrics.base import MetricResult
 from mas.library.eval.run import METRICS, RunFolderError, SessionRun
 
+
 class MetricsFileError(RunFolderError):
     """A run folder's ``metrics.json`` exists but is not a metrics file."""
 

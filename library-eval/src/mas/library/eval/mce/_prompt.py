@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+
 from mas.library.eval.metrics.base import JudgeMetric
 from mas.library.eval.metrics.computed import normalize
 from mas.library.eval.run import SessionRun

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
 from pydantic import ValidationError
 
 from mas.library.eval.mce.config import EvalConfig

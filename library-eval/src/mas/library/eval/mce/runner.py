@@ -195,7 +195,7 @@ def score_run(
         else:
             results[metric.id] = _compute(metric, run)
     if tasks and jury is not None:
-        for (metric, _), votes in zip(tasks, jury.vote_all(tasks)):
+        for (metric, _), votes in zip(tasks, jury.vote_all(tasks), strict=True):
             results[metric.id] = aggregate(metric, votes, jury.judges)
     return [ScoredMetric(m.id, m.kind, results[m.id]) for m in metrics]
 

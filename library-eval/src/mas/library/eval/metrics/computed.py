@@ -19,7 +19,8 @@ from mas.runtime.registry import NoParams
 
 def _usage(event: dict[str, Any]) -> dict[str, int]:
     # The engine may flatten usage into the event or nest it under "usage".
-    source = event.get("usage") if isinstance(event.get("usage"), dict) else event
+    nested = event.get("usage")
+    source: dict[str, Any] = nested if isinstance(nested, dict) else event
     return {
         key: int(source.get(key) or 0)
         for key in ("prompt_tokens", "completion_tokens", "cached_tokens")

@@ -111,11 +111,11 @@ def bind_metrics(
             problems.extend(problems_from_validation(exc, source, f"{at}.params"))
             continue
         bound.append(entry.factory(params, None))
-    for index, raw in enumerate(prompt_metrics):
+    for index, item in enumerate(prompt_metrics):
         at = f"{where}prompt_metrics[{index}]"
         try:
-            params = raw if isinstance(raw, PromptMetricParams) else \
-                PromptMetricParams.model_validate(raw)
+            params = item if isinstance(item, PromptMetricParams) else \
+                PromptMetricParams.model_validate(item)
         except ValidationError as exc:
             problems.extend(problems_from_validation(exc, source, at))
             continue

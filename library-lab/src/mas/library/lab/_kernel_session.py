@@ -1,0 +1,60 @@
+"""A scripted session on the kernel's agent session loop (``mas.runtime.session``).
+
+The session is saved after every turn (``session.json`` in the run folder), so a session
+cut short by an interrupt resumes at its next turn on the following run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mas.library.lab.dataset import Turn
+from mas.library.lab.sessions import SessionJob, scripted_result, tool_schema
+from mas.runtime.session import STATE, Tool, open_session, record_events, write_transcript
+
+
+class _Script:
+    """The turn being played, and how often each scripted tool was called in it."""
+
+    def __init__(self) -> None:
+        self.turn = Turn(user="-")
+        self.calls: dict[str, int] = {}
+
+    def start(self, turn: Turn) -> None:
+        """Play ``turn`` next: its scripted results, call counts from zero."""
+        self.turn = turn
+        self.calls = {}
+
+    def tool(self, name: str) -> Tool:
+        """The session tool ``name``, answering from the turn being played."""
+        schema = tool_schema(name)["function"]
+
+        def call(**_arguments: Any) -> str:
+            number = self.calls.get(name, 0)
+            self.calls[name] = number + 1
+            return scripted_result(self.turn, name, number)
+
+        return Tool(name, schema["description"], schema["parameters"], call)
+
+
+def run_kernel_session(job: SessionJob) -> None:
+    """Play ``job.item`` against the flavour's agent and write the run folder."""
+    script = _Script()
+    tools = [script.tool(name) for name in job.item.tool_names()]
+    flavour = job.flavour
+    session = open_session(job.runtime, flavour.agent, flavour.manifests,
+                           session_id=job.session_id, state_path=job.folder / STATE, tools=tools)
+    close = record_events(job.runtime, job.folder, lambda: session.session_id)
+    extra = {"flavour": flavour.name, "item_id": job.item.id, "run_index": job.run_index,
+             "seed": job.seed}
+    try:
+        for index in range(session.turns, len(job.item.turns)):
+            turn = job.item.turn(index)
+            script.start(turn)
+            session.send(turn.user)
+    except Exception as exc:
+        write_transcript(job.folder, session, error=f"{type(exc).__name__}: {exc}", extra=extra)
+        raise
+    finally:
+        close()
+    write_transcript(job.folder, session, extra=extra)

@@ -1,0 +1,106 @@
+"""``mas-ctl lab``: run an experiment, re-report a run folder, list runs.
+
+    mas-ctl lab run EXPERIMENT.yaml [--flavour F]... [--limit N] [--model M]
+                    [--max-concurrency N] [--overwrite] [--new] [--runs-dir DIR]
+    mas-ctl lab report RUN_DIR
+    mas-ctl lab ls [--runs-dir DIR]
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from mas.library.lab.lab import LabOutcome, report_run, run_experiment
+from mas.library.lab.rundir import list_runs, read_json
+from mas.library.lab.steps import REPORT_FILE, SESSIONS_FILE, TABLE_FILE
+from mas.runtime.cli._app import handle_errors, state_of
+
+EXIT_STEP_FAILED = 1
+
+
+@click.group("lab")
+def lab_group() -> None:
+    """Compare context strategies on a dataset: run experiments and report on them."""
+
+
+def _verbose(ctx: click.Context) -> bool:
+    return bool(ctx.find_root().params.get("verbose"))
+
+
+def _finish(outcome: LabOutcome) -> None:
+    table = outcome.run.path / TABLE_FILE
+    if table.is_file():
+        click.echo(table.read_text(encoding="utf-8").rstrip())
+    report = outcome.run.path / REPORT_FILE
+    if report.is_file():
+        click.echo(f"report: {report}")
+    if not outcome.ok:
+        failed = [f"{r.name} ({r.status})" for r in outcome.records.values()
+                  if r.status in ("failed", "blocked")]
+        click.echo(f"error: step(s) did not finish: {', '.join(failed)}", err=True)
+        sys.exit(EXIT_STEP_FAILED)
+
+
+@lab_group.command("run")
+@click.argument("experiment", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--flavour", "flavours", multiple=True, metavar="F",
+              help="Only this flavour (repeatable).")
+@click.option("--limit", type=int, help="Only the first N dataset items.")
+@click.option("--model", help="Fill experiment.models.main with this model.")
+@click.option("--max-concurrency", type=int, default=2, show_default=True,
+              help="Sessions in flight.")
+@click.option("--overwrite", is_flag=True, help="Redo sessions and steps whose outputs exist.")
+@click.option("--new", is_flag=True, help="Start a new run folder instead of resuming.")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
+              show_default=True, help="Where run folders go.")
+@click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Local config.yaml (defaults.model).")
+@click.pass_context
+def run_command(ctx: click.Context, experiment: Path, flavours: tuple[str, ...], limit: int | None,
+                model: str | None, max_concurrency: int, overwrite: bool, new: bool,
+                runs_dir: Path, config: Path | None) -> None:
+    """Run EXPERIMENT (or resume its latest run with the same inputs); print the table."""
+    logging.getLogger("mas.library.lab").setLevel(logging.INFO)
+    with handle_errors(_verbose(ctx)):
+        outcome = run_experiment(
+            state_of(ctx).runtime, experiment, flavours=flavours, limit=limit, model=model,
+            max_concurrency=max_concurrency, overwrite=overwrite, new=new, runs_root=runs_dir,
+            config=config, stream=sys.stderr,
+        )
+    _finish(outcome)
+
+
+@lab_group.command("report")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.pass_context
+def report_command(ctx: click.Context, run_dir: Path) -> None:
+    """Redo trajectories, results and report.html of RUN_DIR; print the table."""
+    with handle_errors(_verbose(ctx)):
+        outcome = report_run(state_of(ctx).runtime, run_dir, stream=sys.stderr)
+    _finish(outcome)
+
+
+@lab_group.command("ls")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
+              show_default=True, help="Where run folders are.")
+def ls_command(runs_dir: Path) -> None:
+    """List lab run folders: experiment, created, status, sessions, flavours."""
+    runs = list_runs(runs_dir)
+    if not runs:
+        click.echo(f"no lab runs under {runs_dir}")
+        return
+    for run in runs:
+        info = run.info
+        sessions = read_json(run.path / SESSIONS_FILE, {}) or {}
+        rows = sessions.get("sessions") or []
+        flavours = info.get("flavours") or []
+        expected = len(flavours) * len(info.get("items") or []) * int(info.get("n_runs") or 1)
+        done = len(rows) or sum(1 for _ in run.path.glob("sessions/*/*/*/transcript.json"))
+        status = "finished" if run.finished() else "unfinished"
+        click.echo(f"{run.path}  {info.get('created', '?')}  {status:<10}  "
+                   f"sessions {done}/{expected} ({sessions.get('failed', 0)} failed)  "
+                   f"flavours: {', '.join(flavours)}")

@@ -1,0 +1,1 @@
+"""Rendering lab results: the terminal table, SVG plots and report.html."""

@@ -1,0 +1,187 @@
+"""Small SVG charts written by hand: lines, scatter with error bars, grouped bars.
+
+No plotting dependency. Each data series is one ``<g class="series" data-series="…">``
+element (reference lines such as a context window are ``class="reference"``), so a test
+or a script can count and read them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from html import escape
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+WIDTH, HEIGHT = 760, 360
+LEFT, RIGHT, TOP, BOTTOM = 72, 170, 36, 66
+
+
+@dataclass
+class Series:
+    """One named series.
+
+    :ivar points: (x, y) in data units, drawn as a line (``line_chart``) or dots (``scatter``).
+    :ivar markers: points highlighted with a ring (e.g. compactions).
+    :ivar errors: (x, low, high) vertical error bars.
+    """
+
+    name: str
+    points: list[tuple[float, float]]
+    markers: list[tuple[float, float]] = field(default_factory=list)
+    errors: list[tuple[float, float, float]] = field(default_factory=list)
+
+
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """About ``count`` round tick values covering [low, high]."""
+    if high <= low:
+        high = low + 1
+    raw = (high - low) / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    start, end = math.floor(low / step) * step, math.ceil(high / step) * step
+    ticks = []
+    value = start
+    while value <= end + step * 1e-9:
+        ticks.append(round(value, 10))
+        value += step
+    return ticks
+
+
+def _label(value: float) -> str:
+    if abs(value) >= 1000:
+        return f"{value / 1000:g}k"
+    return f"{value:g}"
+
+
+class _Frame:
+    """Maps data to pixels and draws the axes."""
+
+    def __init__(self, xs: Sequence[float], ys: Sequence[float], *, y_zero: bool = True) -> None:
+        x_low, x_high = (min(xs), max(xs)) if xs else (0.0, 1.0)
+        y_low, y_high = (min(ys), max(ys)) if ys else (0.0, 1.0)
+        if y_zero:
+            y_low = min(0.0, y_low)
+        if x_high == x_low:
+            x_low, x_high = x_low - 1, x_high + 1
+        self.x_ticks = nice_ticks(x_low, x_high)
+        self.y_ticks = nice_ticks(y_low, y_high * 1.05 if y_high > 0 else y_high + 1)
+        self.x0, self.x1 = self.x_ticks[0], self.x_ticks[-1]
+        self.y0, self.y1 = self.y_ticks[0], self.y_ticks[-1]
+
+    def x(self, value: float) -> float:
+        """Pixel x of a data x."""
+        span = (self.x1 - self.x0) or 1
+        return LEFT + (value - self.x0) / span * (WIDTH - LEFT - RIGHT)
+
+    def y(self, value: float) -> float:
+        """Pixel y of a data y."""
+        span = (self.y1 - self.y0) or 1
+        return HEIGHT - BOTTOM - (value - self.y0) / span * (HEIGHT - TOP - BOTTOM)
+
+    def axes(self, x_label: str, y_label: str, *, x_ticks: bool = True) -> list[str]:
+        """Axes, grid lines, tick labels and axis titles."""
+        base, right = HEIGHT - BOTTOM, WIDTH - RIGHT
+        parts = [f'<line x1="{LEFT}" y1="{base}" x2="{right}" y2="{base}" stroke="#333"/>',
+                 f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{base}" stroke="#333"/>']
+        for tick in self.y_ticks:
+            y = self.y(tick)
+            parts.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" '
+                         'stroke="#eee"/>')
+            parts.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">'
+                         f'{_label(tick)}</text>')
+        if x_ticks:
+            for tick in self.x_ticks:
+                x = self.x(tick)
+                parts.append(f'<text x="{x:.1f}" y="{base + 16}" text-anchor="middle">'
+                             f'{_label(tick)}</text>')
+        parts.append(f'<text x="{(LEFT + right) / 2}" y="{HEIGHT - 6}" text-anchor="middle">'
+                     f'{escape(x_label)}</text>')
+        parts.append(f'<text transform="translate(16 {(TOP + base) / 2}) rotate(-90)" '
+                     f'text-anchor="middle">{escape(y_label)}</text>')
+        return parts
+
+
+def _document(title: str, body: list[str], legend: list[tuple[str, str]]) -> str:
+    items = []
+    for i, (name, color) in enumerate(legend):
+        y = TOP + 8 + i * 18
+        items.append(f'<rect x="{WIDTH - RIGHT + 14}" y="{y - 9}" width="12" height="12" '
+                     f'fill="{color}"/><text x="{WIDTH - RIGHT + 32}" y="{y + 1}">'
+                     f'{escape(name)}</text>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+            f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="11">'
+            f'<title>{escape(title)}</title>'
+            f'<text x="{LEFT}" y="20" font-size="14" font-weight="bold">{escape(title)}</text>'
+            + "".join(body) + "".join(items) + "</svg>\n")
+
+
+def line_chart(title: str, x_label: str, y_label: str, series: list[Series], *,
+               references: Sequence[tuple[str, float]] = (), scatter: bool = False) -> str:
+    """Lines (or dots, with ``scatter``) per series, ringed markers, error bars, reference lines."""
+    xs = [x for s in series for x, _ in s.points]
+    ys = [y for s in series for _, y in s.points] + [v for _, v in references]
+    ys += [v for s in series for _, low, high in s.errors for v in (low, high)]
+    frame = _Frame(xs, ys)
+    body = frame.axes(x_label, y_label)
+    for name, value in references:
+        y = frame.y(value)
+        body.append(f'<g class="reference" data-reference="{escape(name)}">'
+                    f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" '
+                    f'stroke="#999" stroke-dasharray="6 4"/>'
+                    f'<text x="{WIDTH - RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end" fill="#666">'
+                    f'{escape(name)}</text></g>')
+    legend = []
+    for i, s in enumerate(series):
+        color = PALETTE[i % len(PALETTE)]
+        legend.append((s.name, color))
+        parts = [f'<g class="series" data-series="{escape(s.name)}">']
+        if not scatter and len(s.points) > 1:
+            path = " ".join(f"{frame.x(x):.1f},{frame.y(y):.1f}" for x, y in s.points)
+            parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.6" '
+                         f'points="{path}"/>')
+        for x, low, high in s.errors:
+            px = frame.x(x)
+            parts.append(f'<line x1="{px:.1f}" y1="{frame.y(low):.1f}" x2="{px:.1f}" '
+                         f'y2="{frame.y(high):.1f}" stroke="{color}" stroke-width="1.5"/>')
+        radius = 5 if scatter else 1.8
+        for x, y in s.points:
+            parts.append(f'<circle cx="{frame.x(x):.1f}" cy="{frame.y(y):.1f}" r="{radius}" '
+                         f'fill="{color}"/>')
+        for x, y in s.markers:
+            parts.append(f'<circle class="marker" cx="{frame.x(x):.1f}" cy="{frame.y(y):.1f}" '
+                         f'r="5" fill="none" stroke="{color}" stroke-width="1.5"/>')
+        parts.append("</g>")
+        body.extend(parts)
+    return _document(title, body, legend)
+
+
+def bar_chart(title: str, x_label: str, y_label: str, categories: list[str],
+              series: list[tuple[str, list[float]]]) -> str:
+    """Grouped bars: one group per category, one bar per series."""
+    values = [v for _, vs in series for v in vs]
+    frame = _Frame([0.0, float(max(1, len(categories)))], values or [0.0])
+    frame.x0, frame.x1 = 0.0, float(max(1, len(categories)))
+    body = frame.axes(x_label, y_label, x_ticks=False)
+    group = (WIDTH - LEFT - RIGHT) / max(1, len(categories))
+    bar = group * 0.8 / max(1, len(series))
+    for c, category in enumerate(categories):
+        x = LEFT + c * group + group / 2
+        y = HEIGHT - BOTTOM + 14
+        body.append(f'<text x="{x:.1f}" y="{y}" text-anchor="end" font-size="9" '
+                    f'transform="rotate(-30 {x:.1f} {y})">{escape(category)}</text>')
+    legend = []
+    for i, (name, vs) in enumerate(series):
+        color = PALETTE[i % len(PALETTE)]
+        legend.append((name, color))
+        parts = [f'<g class="series" data-series="{escape(name)}">']
+        for c, value in enumerate(vs):
+            x = LEFT + c * group + group * 0.1 + i * bar
+            top, base = frame.y(max(value, 0.0)), frame.y(0.0)
+            height = max(base - top, 0.5)
+            tip = f"{escape(name)} / {escape(categories[c])}: {value:g}"
+            parts.append(f'<rect x="{x:.1f}" y="{top:.1f}" width="{bar:.1f}" '
+                         f'height="{height:.1f}" fill="{color}"><title>{tip}</title></rect>')
+        parts.append("</g>")
+        body.extend(parts)
+    return _document(title, body, legend)

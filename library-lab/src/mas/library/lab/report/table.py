@@ -1,0 +1,66 @@
+"""The terminal table: one row per result id, one column per flavour, ``mean ±95% CI``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mas.library.lab.stats import format_value
+from mas.library.lab.steps.aggregate import USAGE
+
+SCORE_FIRST = ("FactRecall", "ProbeRecall")
+LABELS = {
+    "FactRecall": "FactRecall (final answer)",
+    "ProbeRecall": "ProbeRecall (mid-session)",
+    "PromptTokens": "prompt tokens (agent turns)",
+    "TotalTokens": "all tokens (incl. summaries)",
+    "SummarizerCalls": "summarizer calls",
+    "SummarizerTokens": "summarizer tokens",
+    "LLMCalls": "LLM calls",
+    "Cost": "cost USD",
+    "PromptCacheRate": "cache-hit rate (prompt)",
+    "Compactions": "compactions",
+    "PairViolations": "pair-safety violations",
+}
+
+
+def row_order(results: dict[str, Any]) -> list[str]:
+    """Scores first (FactRecall, ProbeRecall, judge metrics), then usage columns."""
+    present = {m for per in results["metrics"].values() for m in per}
+    usage = [result_id for result_id, _ in USAGE]
+    scores = [m for m in SCORE_FIRST if m in present]
+    others = sorted(m for m in present if m not in scores and m not in usage and m != "Tokens")
+    return [*scores, *others, *[m for m in usage if m in present and m not in scores]]
+
+
+def cell(entry: dict[str, Any] | None) -> str:
+    """``mean ±half`` (just the mean when the interval is unknown), ``-`` when missing."""
+    if not entry:
+        return "-"
+    mean = entry["mean"]
+    if entry.get("low") is None or entry.get("high") is None:
+        return format_value(mean)
+    half = (entry["high"] - entry["low"]) / 2
+    return f"{format_value(mean)} ±{format_value(half)}"
+
+
+def render_table(results: dict[str, Any]) -> str:
+    """The whole table, with session counts and the checked claims underneath."""
+    flavours = results["flavours"]
+    rows = [["metric (mean ±95% CI)", *flavours]]
+    for metric in row_order(results):
+        rows.append([LABELS.get(metric, metric),
+                     *[cell(results["metrics"][f].get(metric)) for f in flavours]])
+    sessions = results.get("sessions", {})
+    rows.append(["sessions (failed)",
+                 *[f"{sessions.get(f, {}).get('total', 0)} ({sessions.get(f, {}).get('failed', 0)})"
+                   for f in flavours]])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for number, row in enumerate(rows):
+        lines.append("  ".join(text.ljust(widths[i]) if i == 0 else text.rjust(widths[i])
+                               for i, text in enumerate(row)).rstrip())
+        if number == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    for claim in results.get("claims") or []:
+        lines.append(f"* {claim['text']}")
+    return "\n".join(lines)

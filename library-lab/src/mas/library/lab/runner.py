@@ -1,0 +1,156 @@
+"""Running the grid flavours x items x n_runs with bounded concurrency, resumably.
+
+A session is finished when its run folder holds ``transcript.json``; finished sessions are
+skipped, so running again resumes. A session that raises is recorded (its transcript
+carries the error) and the others go on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import IO, Any
+
+from mas.library.lab.experiment import LabExperiment
+from mas.library.lab.progress import Progress
+from mas.library.lab.rundir import RunFolder, write_json, write_text
+from mas.library.lab.sessions import ITEM, TRANSCRIPT, SessionFunction, SessionJob, session_seed
+from mas.runtime.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SessionRecord:
+    """One grid cell's outcome (a row of ``sessions.json``)."""
+
+    flavour: str
+    item: str
+    run_index: int
+    seed: int
+    session_id: str
+    folder: str
+    status: str
+    error: str | None = None
+    seconds: float | None = None
+
+
+def plan_jobs(experiment: LabExperiment, run: RunFolder, runtime: Runtime) -> list[SessionJob]:
+    """Every grid cell, flavour-major, with its seed, session id and folder."""
+    jobs = []
+    for flavour in experiment.flavours:
+        for item in experiment.items:
+            for index in range(experiment.body.n_runs):
+                seed = session_seed(experiment.name, flavour.name, item.id, index)
+                jobs.append(SessionJob(
+                    experiment=experiment.name, flavour=flavour, item=item, run_index=index,
+                    seed=seed, session_id=f"{flavour.name}-{item.id}-{index}-{seed:08x}",
+                    folder=run.session_dir(flavour.name, item.id, index), runtime=runtime,
+                ))
+    return jobs
+
+
+def write_compiled_manifests(experiment: LabExperiment, run: RunFolder) -> list[str]:
+    """Write each flavour's compiled agents (``mas-ctl compile`` output) into the run folder."""
+    import yaml
+
+    from mas.runtime.cli.compile_cmd import compiled_document
+
+    written = []
+    for flavour in experiment.flavours:
+        for agent in flavour.agents:
+            path = run.manifest_path(flavour.name, agent.name)
+            document = compiled_document(agent, flavour.manifests)
+            write_text(path, yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+            written.append(run.relative(path))
+    return written
+
+
+def run_grid(
+    jobs: list[SessionJob],
+    session: SessionFunction,
+    *,
+    max_concurrency: int = 2,
+    overwrite: bool = False,
+    stream: IO[str] | None = None,
+) -> list[SessionRecord]:
+    """Run every unfinished job; return one record per job, in job order.
+
+    :param overwrite: run finished jobs again (their folders are emptied first).
+    :param stream: where the progress bar goes (``None``: no bar).
+    """
+    if max_concurrency < 1:
+        raise ValueError(f"max_concurrency: must be at least 1 (got {max_concurrency})")
+    records: dict[int, SessionRecord] = {}
+    todo = []
+    for index, job in enumerate(jobs):
+        if overwrite and job.folder.exists():
+            shutil.rmtree(job.folder)
+        if (job.folder / TRANSCRIPT).is_file():
+            records[index] = _record(job, None)
+        else:
+            todo.append((index, job))
+    progress = Progress(len(jobs), done=len(records), stream=stream,
+                        failed=sum(r.status == "failed" for r in records.values()))
+    lock = threading.Lock()
+
+    def play(index: int, job: SessionJob) -> None:
+        started = time.monotonic()
+        error = _play(job, session)
+        record = _record(job, error, time.monotonic() - started)
+        with lock:
+            records[index] = record
+            progress.advance(failed=record.status == "failed")
+
+    progress.draw()
+    with ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="lab-session") as pool:
+        futures = [pool.submit(play, index, job) for index, job in todo]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    progress.finish()
+    return [records[i] for i in range(len(jobs))]
+
+
+def _play(job: SessionJob, session: SessionFunction) -> str | None:
+    job.folder.mkdir(parents=True, exist_ok=True)
+    write_json(job.folder / ITEM, job.item.record())
+    try:
+        session(job)
+    except Exception as exc:  # recorded below; the other sessions go on
+        log.warning("session %s failed: %s: %s", job.session_id, type(exc).__name__, exc)
+        error = f"{type(exc).__name__}: {exc}"
+        if not (job.folder / TRANSCRIPT).is_file():
+            write_json(job.folder / TRANSCRIPT, {
+                "session_id": job.session_id, "agent": job.agent.name,
+                "model": job.agent.turn_model.model, "messages": [], "final_answer": "",
+                "error": error,
+            })
+        return error
+    if not (job.folder / TRANSCRIPT).is_file():
+        return "the session function wrote no transcript.json"
+    return None
+
+
+def _record(job: SessionJob, error: str | None, seconds: float | None = None) -> SessionRecord:
+    if error is None:
+        transcript: dict[str, Any] = {}
+        try:
+            transcript = json.loads((job.folder / TRANSCRIPT).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            error = f"unreadable {TRANSCRIPT}: {exc}"
+        error = error or transcript.get("error")
+    return SessionRecord(
+        flavour=job.flavour.name, item=job.item.id, run_index=job.run_index, seed=job.seed,
+        session_id=job.session_id, folder=str(job.folder), status="failed" if error else "ok",
+        error=error, seconds=round(seconds, 3) if seconds is not None else None,
+    )

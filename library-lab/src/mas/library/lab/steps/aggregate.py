@@ -1,0 +1,179 @@
+"""``aggregate``: per-flavour means with 95% confidence intervals, and the claims checked.
+
+Per session it reads the trajectory (usage, context, probes) and ``metrics.json`` (every
+scored metric id); per flavour it writes the mean, 95% CI and sample size of each into
+``results.json``, and the terminal table into ``results.txt``. ``config.compare`` states
+claims ("flavour A has a higher FactRecall than flavour B") that the report checks against
+the data and states honestly either way.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mas.library.lab.rundir import read_json, write_json, write_text
+from mas.library.lab.stats import Estimate, estimate, format_value
+from mas.library.lab.steps import RESULTS_FILE, TABLE_FILE, TRAJECTORIES_FILE, StepContext
+from mas.library.lab.steps.trajectories import read_trajectories
+from mas.runtime.errors import MasError
+from mas.runtime.protocols import StepResult
+from mas.runtime.spec.experiment import StepSpec
+
+USAGE: tuple[tuple[str, str], ...] = (
+    ("ProbeRecall", "probe_recall"),
+    ("PromptTokens", "turn_prompt_tokens"),
+    ("TotalTokens", "total_tokens"),
+    ("SummarizerCalls", "summarizer_calls"),
+    ("SummarizerTokens", "summarizer_tokens"),
+    ("LLMCalls", "llm_calls"),
+    ("Cost", "cost"),
+    ("PromptCacheRate", "cache_rate"),
+    ("Compactions", "compactions"),
+    ("PairViolations", "pair_violations"),
+)
+"""Columns computed from trajectories: result id and trajectory field.
+
+``PromptTokens`` counts the agent's own requests; ``TotalTokens`` every call's prompt and
+completion tokens, summaries included.
+``PromptCacheRate`` (the cache-hit rate) is the share of prompt tokens the provider served
+from its prefix cache.
+"""
+
+
+class Claim(BaseModel):
+    """A comparison the report checks: ``better`` beats ``than`` on ``metric``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str = Field(description="Result id, e.g. FactRecall or PromptTokens.")
+    better: str = Field(description="The flavour expected to win.")
+    than: str = Field(description="The flavour it is compared with.")
+    direction: Literal["higher", "lower"] = Field(default="higher", description="Which way wins.")
+
+
+class AggregateParams(BaseModel):
+    """``config`` of ``aggregate``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    compare: list[Claim] = Field(default_factory=list, description="Claims to check.")
+
+
+def _cache_rate(record: dict[str, Any]) -> float | None:
+    prompt = record.get("prompt_tokens") or 0
+    return (record.get("cached_tokens") or 0) / prompt if prompt else None
+
+
+def session_values(record: dict[str, Any], metrics: dict[str, Any] | None) -> dict[str, float]:
+    """Every numeric result of one session: metrics.json values, then usage columns."""
+    values: dict[str, float] = {}
+    for metric_id, entry in ((metrics or {}).get("metrics") or {}).items():
+        value = entry.get("value") if isinstance(entry, dict) else None
+        if isinstance(value, (int, float)):
+            values[metric_id] = float(value)
+    derived = {**record, "cache_rate": _cache_rate(record)}
+    for result_id, field in USAGE:
+        value = derived.get(field)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            values[result_id] = float(value)
+    return values
+
+
+def aggregate(ctx: StepContext, claims: list[Claim]) -> dict[str, Any]:
+    """The ``results.json`` document for the run folder of ``ctx``."""
+    records = read_trajectories(ctx.path(TRAJECTORIES_FILE))
+    if not records:
+        raise MasError(f"{ctx.path(TRAJECTORIES_FILE)}: no trajectories; run "
+                       "extract_trajectories first")
+    flavours = list(dict.fromkeys(r["flavour"] for r in records))
+    samples: dict[str, dict[str, dict[str, float]]] = {f: {} for f in flavours}
+    sessions = {f: {"total": 0, "failed": 0} for f in flavours}
+    for record in records:
+        flavour = record["flavour"]
+        sessions[flavour]["total"] += 1
+        if record.get("status") != "ok":
+            sessions[flavour]["failed"] += 1
+        folder = record.get("folder")
+        metrics = read_json(ctx.path(folder) / "metrics.json") if folder else None
+        cell = f"{record.get('item')}#{record.get('run_index', 0)}"
+        for metric_id, value in session_values(record, metrics).items():
+            samples[flavour].setdefault(metric_id, {})[cell] = value
+    results: dict[str, dict[str, Estimate]] = {
+        f: {m: e for m, v in samples[f].items() if (e := estimate(list(v.values()))) is not None}
+        for f in flavours
+    }
+    return {
+        "flavours": flavours,
+        "sessions": sessions,
+        "metrics": {f: {m: e.to_json() for m, e in sorted(results[f].items())} for f in flavours},
+        "claims": [check_claim(claim, results, samples) for claim in claims],
+    }
+
+
+def check_claim(claim: Claim, results: dict[str, dict[str, Estimate]],
+                samples: dict[str, dict[str, dict[str, float]]] | None = None) -> dict[str, Any]:
+    """Whether the data support ``claim``, in one honest sentence.
+
+    With per-session ``samples`` the comparison is paired (same item and run in both
+    flavours): the claim is *clear* when the 95% interval of the differences excludes 0.
+    Without them it is clear when the two flavours' intervals do not overlap.
+    """
+    record: dict[str, Any] = claim.model_dump()
+    better = results.get(claim.better, {}).get(claim.metric)
+    than = results.get(claim.than, {}).get(claim.metric)
+    if better is None or than is None:
+        missing = claim.better if better is None else claim.than
+        record.update(holds=None, clear=False,
+                      text=f"cannot check: no {claim.metric} for flavour {missing!r}")
+        return record
+    sign = 1.0 if claim.direction == "higher" else -1.0
+    holds = sign * (better.mean - than.mean) > 0
+    paired = _paired(claim, samples or {})
+    if paired is not None and paired.low is not None and paired.high is not None:
+        clear = holds and (paired.low > 0 if sign > 0 else paired.high < 0)
+        how = (f"paired over {paired.n} sessions, 95% CI of the difference "
+               f"[{format_value(paired.low)}, {format_value(paired.high)}]")
+    else:
+        clear = holds and not better.overlaps(than)
+        how = "95% intervals " + ("do not overlap" if not better.overlaps(than) else "overlap")
+    verdict = ("holds" + ("" if clear else ", but not clearly")
+               if holds else "does NOT hold in this run")
+    record.update(holds=holds, clear=clear, better_mean=better.mean, than_mean=than.mean,
+                  text=f"{claim.better} has a {claim.direction} {claim.metric} than {claim.than}: "
+                       f"{verdict} ({format_value(better.mean)} vs "
+                       f"{format_value(than.mean)}; {how})")
+    return record
+
+
+def _paired(claim: Claim, samples: dict[str, dict[str, dict[str, float]]]) -> Estimate | None:
+    left = samples.get(claim.better, {}).get(claim.metric, {})
+    right = samples.get(claim.than, {}).get(claim.metric, {})
+    common = sorted(set(left) & set(right))
+    return estimate([left[c] - right[c] for c in common]) if common else None
+
+
+class Aggregate:
+    """Write ``results.json`` and ``results.txt``."""
+
+    def __init__(self, params: AggregateParams, spec: StepSpec) -> None:
+        self.params = params
+
+    def outputs(self, ctx: StepContext) -> list[str]:
+        """``results.json`` and ``results.txt``."""
+        return [RESULTS_FILE, TABLE_FILE]
+
+    def run(self, ctx: StepContext) -> StepResult:
+        """Aggregate, check the claims, write the table."""
+        from mas.library.lab.report.table import render_table
+
+        results = aggregate(ctx, self.params.compare)
+        write_json(ctx.path(RESULTS_FILE), results)
+        write_text(ctx.path(TABLE_FILE), render_table(results) + "\n")
+        held = sum(1 for c in results["claims"] if c.get("holds"))
+        return StepResult([RESULTS_FILE, TABLE_FILE],
+                          {"flavours": results["flavours"], "claims_held": held,
+                           "claims": len(results["claims"])},
+                          f"{len(results['flavours'])} flavour(s); "
+                          f"{held}/{len(results['claims'])} claim(s) hold")

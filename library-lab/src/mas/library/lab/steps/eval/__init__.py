@@ -1,0 +1,1 @@
+"""Lab steps that score runs with the eval library."""

@@ -1,0 +1,155 @@
+"""``extract_trajectories``: one JSON line per session with what the report plots and counts.
+
+Read from each session run folder (transcript, events, item), never from a live session:
+per-turn context fill (estimated tokens vs window, compactions), model calls and tokens by
+purpose, summarizer calls and tokens, cost, cached prompt tokens, pair-safety problems of
+the transcript, and the answers to the item's probes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mas.library.eval import RunFolderError, SessionRun, load_run
+from mas.library.lab.rundir import write_text
+from mas.library.lab.steps import TRAJECTORIES_FILE, StepContext
+from mas.runtime.context import pair_problems
+from mas.runtime.protocols import Message, StepResult
+from mas.runtime.registry import NoParams
+from mas.runtime.spec.experiment import StepSpec
+
+
+def turn_segments(messages: list[Message]) -> list[list[Message]]:
+    """The transcript cut into user turns (each starts with its user message)."""
+    turns: list[list[Message]] = []
+    for message in messages:
+        if message.get("role") == "user" or not turns:
+            turns.append([])
+        turns[-1].append(message)
+    return turns
+
+
+def turn_answer(turn: list[Message]) -> str:
+    """The final assistant text of one turn ('' when it has none)."""
+    for message in reversed(turn):
+        if message.get("role") == "assistant" and not message.get("tool_calls"):
+            content = message.get("content")
+            return content if isinstance(content, str) else ""
+    return ""
+
+
+def contains(answer: str, expected: str) -> bool:
+    """Case- and whitespace-insensitive containment (as FactRecall matches)."""
+    return " ".join(expected.lower().split()) in " ".join(answer.lower().split())
+
+
+def context_fill(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per user turn: the largest estimated request, the window, and compactions in it."""
+    turns: list[dict[str, Any]] = []
+    current: dict[str, Any] = {"estimated_tokens": 0, "window": None, "compactions": 0,
+                               "hard_budget": None}
+    for event in events:
+        name = event.get("event")
+        if name == "context.assembled":
+            current["estimated_tokens"] = max(current["estimated_tokens"],
+                                              int(event.get("estimated_tokens") or 0))
+            current["window"] = event.get("context_window") or current["window"]
+            current["hard_budget"] = event.get("hard_budget") or current["hard_budget"]
+        elif name == "compaction.stop":
+            current["compactions"] += 1
+        elif name == "session.turn":
+            turns.append({"turn": int(event.get("turn") or len(turns) + 1), **current})
+            current = {"estimated_tokens": 0, "window": current["window"], "compactions": 0,
+                       "hard_budget": current["hard_budget"]}
+    return turns
+
+
+def _usage(calls: list[dict[str, Any]]) -> dict[str, float]:
+    total = {"prompt_tokens": 0.0, "completion_tokens": 0.0, "cached_tokens": 0.0, "cost": 0.0}
+    for call in calls:
+        for key in total:
+            value = call.get(key)
+            total[key] += float(value) if isinstance(value, (int, float)) else 0.0
+    return total
+
+
+def trajectory(run: SessionRun, row: dict[str, Any]) -> dict[str, Any]:
+    """The trajectory record of one session."""
+    calls = run.events_named("llm.call")
+    summaries = [c for c in calls if c.get("purpose") == "summary"]
+    turns = [c for c in calls if c.get("purpose", "turn") == "turn"]
+    usage = _usage(calls)
+    segments = turn_segments(run.messages)
+    probes = []
+    for probe in (run.item or {}).get("probes") or []:
+        index = int(probe.get("turn", -1))
+        answer = turn_answer(segments[index]) if 0 <= index < len(segments) else ""
+        hit = bool(answer) and all(contains(answer, e) for e in probe.get("expected") or [])
+        probes.append({"turn": index, "kind": probe.get("kind", ""),
+                       "expected": probe.get("expected"), "answer": answer[:300], "hit": hit})
+    summary_usage = _usage(summaries)
+    stops = run.events_named("compaction.stop")
+    return {
+        **{key: row.get(key)
+           for key in ("flavour", "item", "run_index", "seed", "session_id", "folder")},
+        "status": "failed" if run.error else "ok",
+        "error": run.error,
+        "turns_played": len(segments),
+        "fill": context_fill(run.events),
+        "llm_calls": len(calls),
+        "turn_calls": len(turns),
+        "summarizer_calls": len(summaries),
+        "summarizer_tokens": summary_usage["prompt_tokens"] + summary_usage["completion_tokens"],
+        "compactions": len(stops),
+        "compactions_with_llm": sum(1 for s in stops if s.get("llm_called")),
+        "prompt_tokens": usage["prompt_tokens"],
+        "turn_prompt_tokens": _usage(turns)["prompt_tokens"],
+        "completion_tokens": usage["completion_tokens"],
+        "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"],
+        "cached_tokens": usage["cached_tokens"],
+        "cost": usage["cost"],
+        "priced": all(isinstance(c.get("cost"), (int, float)) for c in calls),
+        "pair_violations": len(pair_problems(run.messages)),
+        "probes": probes,
+        # Like the eval library's quality metrics, a failed session is not scored.
+        "probe_recall": (sum(p["hit"] for p in probes) / len(probes))
+        if probes and not run.error else None,
+        "final_answer": run.final_answer[:500],
+    }
+
+
+class ExtractTrajectories:
+    """Write ``trajectories.jsonl`` from the session run folders."""
+
+    def __init__(self, params: NoParams, spec: StepSpec) -> None:
+        self.params = params
+
+    def outputs(self, ctx: StepContext) -> list[str]:
+        """``trajectories.jsonl``."""
+        return [TRAJECTORIES_FILE]
+
+    def run(self, ctx: StepContext) -> StepResult:
+        """One line per session of ``sessions.json``; an unreadable folder gets its error."""
+        lines = []
+        unreadable = 0
+        for row in ctx.sessions():
+            folder = ctx.path(row["folder"])
+            try:
+                record = trajectory(load_run(folder), row)
+            except RunFolderError as exc:
+                unreadable += 1
+                record = {**row, "status": "failed", "error": str(exc)}
+            lines.append(json.dumps(record, ensure_ascii=False, sort_keys=True))
+        write_text(ctx.path(TRAJECTORIES_FILE), "\n".join(lines) + ("\n" if lines else ""))
+        return StepResult([TRAJECTORIES_FILE], {"sessions": len(lines), "unreadable": unreadable},
+                          f"{len(lines)} trajectories")
+
+
+def read_trajectories(path: Path) -> list[dict[str, Any]]:
+    """The records of a ``trajectories.jsonl``."""
+    if not path.is_file():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]

@@ -1,0 +1,114 @@
+"""The context-ablation dataset, its generator, and the dataset loader's bad-input errors."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from mas.library.lab.dataset import Turn, load_dataset
+from mas.runtime.errors import ManifestError
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "library-lab" / "examples" / "context-ablation"
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("generate_dataset", EXAMPLE / "generate_dataset.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_shipped_dataset_is_what_the_generator_writes() -> None:
+    generator = _generator()
+    lines = [json.dumps(item, ensure_ascii=False, sort_keys=True) for item in generator.generate()]
+    assert (EXAMPLE / "dataset.jsonl").read_text(encoding="utf-8") == "\n".join(lines) + "\n"
+    assert generator.generate(7) != generator.generate()  # the seed matters
+
+
+def test_the_dataset_stresses_context_management() -> None:
+    dataset = load_dataset(EXAMPLE / "dataset.jsonl")
+    assert len(dataset.items) >= 12
+    for item in dataset.items:
+        assert 30 <= len(item.turns) <= 120
+        first, last = item.turn(0).user, item.turn(len(item.turns) - 1).user
+        # The key fact is planted in the first turn and asked for in the last one.
+        assert all(fact in first for fact in item.expected_facts)
+        assert last.endswith("?") and not any(fact in last for fact in item.expected_facts)
+        asked = re.search(r"[A-Z]+-\d+", last)
+        assert asked and asked.group(0) in first  # asked for by the id planted first
+        tool_turns = [item.turn(i) for i in range(len(item.turns)) if item.turn(i).tool_results]
+        assert tool_turns and max(len(v) for t in tool_turns for v in t.tool_results.values()) > 1500
+        for turn in tool_turns:  # the offline model's convention: one CALL line per result
+            for name in turn.tool_results:
+                assert re.search(rf"^CALL {name} \{{", turn.user, re.MULTILINE)
+        assert any("CALL activate_skill" in item.turn(i).user for i in range(len(item.turns)))
+        kinds = {probe.kind for probe in item.probes}
+        assert kinds == {"planted", "tool_output", "skill"}
+        for probe in item.probes:
+            assert item.turn(probe.turn).user.endswith("?")
+
+
+def test_skill_probes_name_facts_of_shipped_skills() -> None:
+    dataset = load_dataset(EXAMPLE / "dataset.jsonl")
+    bodies = " ".join(p.read_text() for p in (EXAMPLE / "skills").glob("*/SKILL.md"))
+    for item in dataset.items:
+        for probe in item.probes:
+            if probe.kind == "skill":
+                assert all(e in bodies for e in probe.expected)
+
+
+def _write(tmp_path: Path, *lines: str) -> Path:
+    path = tmp_path / "d.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_bad_lines_are_all_reported_with_their_line_numbers(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        '{"id": "a", "turns": ["hi"]}',
+        "not json",
+        '{"id": "b"}',
+        '{"id": "a", "turns": ["again"]}',
+        '[1, 2]',
+        '{"id": "c", "turns": ["x"], "probes": [{"turn": 5, "expected": ["y"]}]}',
+        '{"id": "d/e", "turns": ["x"]}',
+    )
+    with pytest.raises(ManifestError) as caught:
+        load_dataset(path)
+    text = str(caught.value)
+    assert "line 2: not valid JSON" in text
+    assert "line 3.turns: Field required" in text
+    assert "line 4.id: duplicate id (first on line 1)" in text
+    assert "line 5: an item must be a JSON object" in text
+    assert "line 6.probes[0].turn: no such turn (the item has 1) (got 5)" in text
+    assert "line 7.id" in text and "folder name" in text
+
+
+def test_a_turn_object_needs_a_user_message(tmp_path: Path) -> None:
+    path = _write(tmp_path, '{"id": "a", "turns": [{"tool_results": {"t": "r"}}]}')
+    with pytest.raises(ManifestError, match=r"line 1\.turns\[0\]"):
+        load_dataset(path)
+
+
+def test_empty_and_missing_files(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError, match="the dataset has no item"):
+        load_dataset(_write(tmp_path, ""))
+    with pytest.raises(ManifestError, match="cannot read dataset"):
+        load_dataset(tmp_path / "missing.jsonl")
+
+
+def test_string_turns_and_object_turns_read_alike(tmp_path: Path) -> None:
+    path = _write(tmp_path, json.dumps({"id": "a", "turns": ["plain", {"user": "CALL t {}",
+                                                                        "tool_results": {"t": ["r1", "r2"]}}],
+                                        "note": "extra fields are kept"}))
+    item = load_dataset(path).items[0]
+    assert item.turn(0) == Turn(user="plain")
+    assert item.tool_names() == ["t"]
+    assert item.record()["note"] == "extra fields are kept"

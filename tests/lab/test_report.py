@@ -1,0 +1,129 @@
+"""Results and the report: CIs, claims, the table, report.html and its SVG plots."""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mas.library.lab import run_experiment
+from mas.library.lab.report.svg import Series, bar_chart, line_chart, nice_ticks
+from mas.library.lab.report.table import cell, render_table
+from mas.library.lab.stats import Estimate, estimate, t95
+from mas.library.lab.steps.aggregate import Claim, check_claim
+from mas.runtime import Runtime
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture(scope="module")
+def report_run(tmp_path_factory: pytest.TempPathFactory, runtime: Runtime, make_experiment: Any) -> Path:
+    root = tmp_path_factory.mktemp("report")
+    post = ("      - type: aggregate\n        config:\n          compare:\n"
+            "            - {metric: FactRecall, better: stack, than: sliding_window}\n"
+            "            - {metric: PromptTokens, better: stack, than: sliding_window, direction: lower}\n")
+    outcome = run_experiment(runtime, make_experiment(root / "exp", post=post), runs_root=root / "runs")
+    assert outcome.ok
+    return outcome.run.path
+
+
+def _series(path: Path) -> list[str]:
+    tree = ET.parse(path)
+    return [g.get("data-series") for g in tree.iter(f"{SVG}g") if g.get("class") == "series"]
+
+
+def test_each_plot_exists_is_substantial_and_has_one_series_per_flavour(report_run: Path) -> None:
+    flavours = ["summarising", "sliding_window", "stack"]
+    for name in ("context_fill.svg", "cost_vs_score.svg", "summarizer_calls.svg"):
+        path = report_run / "plots" / name
+        assert path.stat().st_size > 1500, name
+        assert _series(path) == flavours, name
+
+
+def test_context_fill_has_points_per_turn_a_window_and_compaction_rings(report_run: Path) -> None:
+    tree = ET.parse(report_run / "plots" / "context_fill.svg")
+    groups = {g.get("data-series"): g for g in tree.iter(f"{SVG}g") if g.get("class") == "series"}
+    # the longest item (12 turns) is plotted: one dot per turn in every flavour
+    dots = {name: [c for c in g.iter(f"{SVG}circle") if c.get("class") != "marker"] for name, g in groups.items()}
+    assert {name: len(d) for name, d in dots.items()} == {"summarising": 12, "sliding_window": 12, "stack": 12}
+    rings = [c for c in groups["summarising"].iter(f"{SVG}circle") if c.get("class") == "marker"]
+    assert rings and not [c for c in groups["stack"].iter(f"{SVG}circle") if c.get("class") == "marker"]
+    references = [g.get("data-reference") for g in tree.iter(f"{SVG}g") if g.get("class") == "reference"]
+    assert references == ["window 8,000"]
+
+
+def test_report_html_embeds_the_plots_the_table_and_the_claims(report_run: Path) -> None:
+    html = (report_run / "report.html").read_text()
+    assert html.count("<svg") == 3
+    assert "FactRecall (final answer)" in html and "pair-safety violations" in html
+    assert "stack has a higher FactRecall than sliding_window: holds" in html
+    assert "cost is 0 for every flavour" in html  # the offline model is free, and the page says so
+    table = (report_run / "results.txt").read_text()
+    assert table.splitlines()[0].split() == ["metric", "(mean", "±95%", "CI)", "summarising",
+                                             "sliding_window", "stack"]
+    for label in ("prompt tokens (agent turns)", "summarizer calls", "summarizer tokens", "LLM calls",
+                  "cost USD", "cache-hit rate (prompt)", "compactions", "GoalSuccessRate"):
+        assert label in table
+
+
+def test_t_and_estimates() -> None:
+    assert t95(1) == 12.706 and t95(30) == 2.042 and t95(50) == 2.000 and t95(10_000) == 1.96
+    with pytest.raises(ValueError):
+        t95(0)
+    assert estimate([]) is None
+    assert estimate([3.0]) == Estimate(3.0, None, None, 1)
+    e = estimate([1.0, 2.0, 3.0, 4.0])
+    assert e is not None and e.mean == 2.5
+    half = 3.182 * math.sqrt((1.5 ** 2 * 2 + 0.5 ** 2 * 2) / 3 / 4)
+    assert e.low == pytest.approx(2.5 - half) and e.high == pytest.approx(2.5 + half)
+
+
+def test_claims_are_checked_honestly() -> None:
+    results = {"a": {"M": Estimate(0.9, 0.85, 0.95, 5)}, "b": {"M": Estimate(0.5, 0.2, 0.88, 5)}}
+    held = check_claim(Claim(metric="M", better="a", than="b"), results)
+    assert held["holds"] and not held["clear"]
+    assert held["text"] == ("a has a higher M than b: holds, but not clearly (0.9 vs 0.5; 95% "
+                            "intervals overlap)")
+    reverse = check_claim(Claim(metric="M", better="b", than="a"), results)
+    assert reverse["holds"] is False and "does NOT hold" in reverse["text"]
+    lower = check_claim(Claim(metric="M", better="b", than="a", direction="lower"), results)
+    assert lower["holds"] is True
+    missing = check_claim(Claim(metric="M", better="a", than="zzz"), results)
+    assert missing["holds"] is None and "no M for flavour 'zzz'" in missing["text"]
+
+
+def test_paired_claims_use_the_per_session_differences() -> None:
+    # Sessions vary a lot, but b is above a on every one of them: the paired test sees it.
+    a = {"i1": 10.0, "i2": 100.0, "i3": 1000.0}
+    b = {"i1": 12.0, "i2": 103.0, "i3": 1004.0}
+    results = {name: {"T": estimate(list(v.values()))} for name, v in (("a", a), ("b", b))}
+    claim = check_claim(Claim(metric="T", better="a", than="b", direction="lower"), results,
+                        {"a": {"T": a}, "b": {"T": b}})
+    assert results["a"]["T"].overlaps(results["b"]["T"])
+    assert claim["holds"] and claim["clear"]
+    assert "paired over 3 sessions, 95% CI of the difference [" in claim["text"]
+
+
+def test_table_cells() -> None:
+    assert cell(None) == "-"
+    assert cell({"mean": 1234.4, "low": 1000.0, "high": 1468.8}) == "1,234 ±234"
+    assert cell({"mean": 0.5, "low": None, "high": None}) == "0.5"
+    text = render_table({"flavours": ["x"], "metrics": {"x": {"FactRecall": {"mean": 1, "low": 1, "high": 1}}},
+                         "sessions": {"x": {"total": 1, "failed": 0}}, "claims": [{"text": "a claim"}]})
+    assert "FactRecall (final answer)   1 ±0" in text and text.endswith("* a claim")
+
+
+def test_svg_helpers() -> None:
+    assert nice_ticks(0, 9) == [0, 2, 4, 6, 8, 10]
+    chart = line_chart("t <&>", "x", "y", [Series("a", [(1, 1), (2, 3)], markers=[(2, 3)]),
+                                           Series("b", [(1, 2)], errors=[(1, 1.5, 2.5)])],
+                       references=[("limit", 4.0)])
+    root = ET.fromstring(chart)
+    assert root.find(f"{SVG}title").text == "t <&>"
+    assert [g.get("data-series") for g in root.iter(f"{SVG}g") if g.get("class") == "series"] == ["a", "b"]
+    bars = bar_chart("b", "x", "y", ["i1", "i2"], [("a", [1.0, 0.0]), ("b", [2.0, 3.0])])
+    assert len(re.findall(r"<rect [^>]*fill=\"#", bars)) == 4 + 2  # 4 bars, 2 legend swatches
