@@ -374,3 +374,23 @@ def test_pruned_messages_are_kept_even_when_the_summarizer_fails(binder, engine_
     assert len(history.messages[2]["content"]) < 40_000  # pruned, and kept
     assert history.messages[4:] == messages[4:]
     assert rec.of("compaction.exception")[0].data["pruned"]["capped"] == 1
+
+
+def test_kept_turns_over_the_trigger_reuse_the_summary_until_the_hard_limit(
+    binder, engine_double, caplog
+) -> None:
+    """Spec 000: hysteresis means "reuse the summary until near the hard budget". When the
+    keep_turns recent turns alone exceed the trigger, folding on every turn would call the
+    summarizer each turn; the summary is reused until history nears the hard limit."""
+    cm, _, engine = summarising(binder, engine_double, keep_turns=3, summary_threshold=1_000)
+    b = budget_for(8_000, cm)
+    history = history_of(4, size=1_200)  # 3 kept turns of ~620 tokens: over the trigger
+    for i in range(4, 60):
+        history.extend(turn(i, size=1_200))
+        managed = cm.manage_history(history, b, engine=engine)
+        cm.commit(history)
+        assert managed.tokens <= b.history_hard_limit
+    folds = len(engine.calls)
+    assert 1 <= folds <= 8, f"{folds} summarizer calls for 56 turns"
+    assert "compacting only near the history hard limit" in caplog.text
+    assert sum("exceed the trigger" in r.message for r in caplog.records) == 1, "warned once"

@@ -55,6 +55,8 @@ class FoldState:
     :ivar summary_count: summaries written so far.
     :ivar compactions: compactions completed so far (prune-only ones included).
     :ivar last_compaction_metadata: metadata of the latest completed compaction.
+    :ivar baseline_tokens: managed-history tokens right after the latest compaction; the
+        summary is reused until history grows ``hysteresis_ratio`` past this baseline too.
     """
 
     folded_through: int = 0
@@ -64,6 +66,7 @@ class FoldState:
     summary_count: int = 0
     compactions: int = 0
     last_compaction_metadata: dict[str, Any] | None = None
+    baseline_tokens: int = 0
 
 
 class FoldingManager:

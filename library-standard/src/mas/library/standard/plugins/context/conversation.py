@@ -10,6 +10,8 @@ append verbatim, until the managed history passes ``trigger x (1 + hysteresis_ra
 
 from __future__ import annotations
 
+import math
+
 import logging
 import time
 import traceback
@@ -74,6 +76,7 @@ class SummarisingContextManager(FoldingManager):
         self.params = params
         self.summarizer = bind("summarizer", params.summarizer, ctx.at("params", "summarizer"))
         self.pruner = ToolResultPruner(params.pruning)
+        self._warned_baseline = False
 
     def manage_history(
         self,
@@ -86,8 +89,7 @@ class SummarisingContextManager(FoldingManager):
         session_id: str = "",
     ) -> ManagedHistory:
         """Return history unchanged under the trigger; otherwise prune, then fold."""
-        folded_before = self.state.folded_through > 0 or self.state.summary is not None
-        threshold = budget.retrigger if folded_before else budget.soft_trigger
+        threshold = self._threshold(budget)
         estimated = self.managed_tokens(history)
         if estimated <= threshold:
             return self.view(history)
@@ -111,6 +113,32 @@ class SummarisingContextManager(FoldingManager):
             tools=tools,
             session_id=session_id,
         )
+
+    def _threshold(self, budget: ContextBudget) -> int:
+        """The soft trigger before the first fold; after it, the hysteresis ceiling.
+
+        The ceiling is ``trigger x (1 + h)``. When what the last compaction had to keep
+        (the ``keep_turns`` recent turns and the summary) is already over the soft
+        trigger, that ceiling would fold one turn and call the summarizer on every turn;
+        the summary is then reused until history nears the hard limit instead, so each
+        call folds many turns at once (spec 000: "reuse the summary until near the hard
+        budget").
+        """
+        folded_before = self.state.folded_through > 0 or self.state.summary is not None
+        if not folded_before:
+            return budget.soft_trigger
+        if self.state.baseline_tokens > budget.soft_trigger:
+            if not self._warned_baseline:
+                self._warned_baseline = True
+                log.warning(
+                    "summarising: the kept turns and summary (%d tokens) exceed the trigger "
+                    "(%d, %s); compacting only near the history hard limit (%d). Lower "
+                    "keep_turns or raise summary_threshold to compact earlier.",
+                    self.state.baseline_tokens, budget.soft_trigger, budget.trigger_source,
+                    budget.history_hard_limit,
+                )
+            return budget.history_hard_limit
+        return budget.retrigger
 
     def _recent_start(self, history: History, start: int) -> int:
         """Where the ``keep_turns`` recent user turns begin (``start`` if there are fewer)."""
@@ -238,6 +266,7 @@ class SummarisingContextManager(FoldingManager):
             }
         )
         self.state.compactions += 1
+        self.state.baseline_tokens = after.tokens
         self.state.last_compaction_metadata = info
         model = info["model"] or ""
         self.emit(
