@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import click
 
@@ -60,3 +62,45 @@ def state_of(ctx: click.Context) -> CliState:
         obj = CliState.create()
         ctx.find_root().obj = obj
     return obj
+
+
+EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+"""A click type for a manifest or data file that must exist."""
+
+_MANIFEST_OPTIONS = [
+    click.option(
+        "--overlay",
+        "overlays",
+        multiple=True,
+        type=EXISTING_FILE,
+        help="Overlay file (repeatable, applied in order).",
+    ),
+    click.option(
+        "--infra", type=EXISTING_FILE, help="Infra manifest (windows, pricing, endpoints)."
+    ),
+    click.option(
+        "--config",
+        type=EXISTING_FILE,
+        help="Local config.yaml (defaults.model). Default: $MAS_CONFIG, then ./config.yaml.",
+    ),
+]
+
+
+def manifest_options(*, many: bool) -> Callable[[Any], Any]:
+    """Decorate a command with its manifest argument(s) and --overlay/--infra/--config.
+
+    :param many: ``FILES...`` (compile, validate) rather than one ``FILE`` plus ``--agent``.
+    """
+    argument = (
+        click.argument("files", nargs=-1, required=True, type=EXISTING_FILE)
+        if many
+        else click.argument("file", type=EXISTING_FILE)
+    )
+    extra = [] if many else [click.option("--agent", help="Agent name, when FILE holds several.")]
+
+    def decorate(func: Any) -> Any:
+        for option in reversed([argument, *_MANIFEST_OPTIONS, *extra]):
+            func = option(func)
+        return func
+
+    return decorate

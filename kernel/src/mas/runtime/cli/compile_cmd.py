@@ -9,34 +9,10 @@ from typing import Any
 import click
 import yaml
 
-from mas.runtime.cli._app import state_of
+from mas.runtime.cli._app import manifest_options, state_of
 from mas.runtime.spec.compile import AUTO, CompiledAgent, compile_all
 from mas.runtime.spec.loader import ManifestSet, load_manifest_set
 from mas.runtime.spec.resolved import resolve_budget
-
-_file = click.Path(exists=True, dir_okay=False, path_type=Path)
-_options = [
-    click.argument("files", nargs=-1, required=True, type=_file),
-    click.option(
-        "--overlay",
-        "overlays",
-        multiple=True,
-        type=_file,
-        help="Overlay file (repeatable, applied in order).",
-    ),
-    click.option("--infra", type=_file, help="Infra manifest (windows, pricing, endpoints)."),
-    click.option(
-        "--config",
-        type=_file,
-        help="Local config.yaml (defaults.model). Default: $MAS_CONFIG, then ./config.yaml.",
-    ),
-]
-
-
-def _manifest_options(func: Any) -> Any:
-    for option in reversed(_options):
-        func = option(func)
-    return func
 
 
 def _load(
@@ -46,7 +22,7 @@ def _load(
 
 
 @click.command("compile")
-@_manifest_options
+@manifest_options(many=True)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable resolution per agent.")
 @click.pass_context
 def compile_command(
@@ -70,7 +46,7 @@ def compile_command(
 
 
 @click.command("validate")
-@_manifest_options
+@manifest_options(many=True)
 @click.pass_context
 def validate_command(
     ctx: click.Context,

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
 
 import click
 
-from mas.runtime.cli._app import state_of
+from mas.runtime.cli._app import EXISTING_FILE, manifest_options, state_of
 from mas.runtime.errors import ManifestError, Problem
 from mas.runtime.runtime import Runtime
 from mas.runtime.session import (
@@ -21,8 +20,6 @@ from mas.runtime.session import (
     write_transcript,
 )
 from mas.runtime.spec.loader import LoadedAgent, ManifestSet, load_manifest_set
-
-_file = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 def read_turns(path: Path) -> list[str]:
@@ -118,26 +115,11 @@ def turn_line(session: AgentSession, result: TurnResult, seconds: float) -> str:
     )
 
 
-_common = [
-    click.argument("file", type=_file),
-    click.option(
-        "--overlay", "overlays", multiple=True, type=_file, help="Overlay file (repeatable)."
-    ),
-    click.option("--infra", type=_file, help="Infra manifest."),
-    click.option("--config", type=_file, help="Local config.yaml."),
-    click.option("--agent", help="Agent name, when FILE holds several."),
-]
-
-
-def _with_common(func: Any) -> Any:
-    for option in reversed(_common):
-        func = option(func)
-    return func
-
-
 @click.command("run")
-@_with_common
-@click.option("--input", "input_path", required=True, type=_file, help="JSONL of user turns.")
+@manifest_options(many=False)
+@click.option(
+    "--input", "input_path", required=True, type=EXISTING_FILE, help="JSONL of user turns."
+)
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -186,7 +168,7 @@ def run_command(
 
 
 @click.command("chat")
-@_with_common
+@manifest_options(many=False)
 @click.option(
     "--state",
     type=click.Path(dir_okay=False, path_type=Path),
