@@ -105,13 +105,21 @@ def usage_view(session: AgentSession) -> ContextUsageView:
     )
 
 
+_LABEL_KEYS = frozenset({"model", "model_source", "trigger_source", "kind", "provider"})
+"""The only compaction-metadata keys whose string values are shown: names, not content."""
+
+
 def _numbers_only(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
-    # Compaction metadata is numbers, model names and sources; drop anything textual
-    # beyond a short label so no summary or message text can leak through it.
+    # Compaction metadata may carry failure reasons and tracebacks; only numbers, flags and
+    # a few known labels pass, so no summary or message text can leak through the view.
     if metadata is None:
         return None
-    return {
-        key: value
-        for key, value in metadata.items()
-        if not isinstance(value, str) or len(value) <= 200
-    }
+    kept: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if isinstance(value, dict):
+            kept[key] = _numbers_only(value)
+        elif value is None or isinstance(value, (bool, int, float)):
+            kept[key] = value
+        elif isinstance(value, str) and key in _LABEL_KEYS:
+            kept[key] = value
+    return kept
