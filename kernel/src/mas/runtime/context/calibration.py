@@ -2,36 +2,41 @@
 
 The estimator is a heuristic; a provider's tokenizer counts prose, JSON and tool calls
 differently. :class:`Calibration` learns, per model, the ratio of the ``prompt_tokens``
-the provider reported to what was estimated for the same request, and can scale later
-estimates by it. Given the estimate split by message kind (see :func:`kind_of`), it also
-learns one ratio per kind by least squares over the observed requests, since one request
-total cannot tell how much of an error came from JSON tool results and how much from
-prose.
+a provider reported to what was estimated for the same request, and can scale later
+estimates by it.
+
+One request total cannot say how much of an error came from JSON tool results and how
+much from prose, so the calibration also fits, over all requests seen for the model, one
+ratio per message kind (:func:`kind_of`) plus a fixed number of tokens per request (ridge
+least squares, pulled toward the overall ratio).
 
 Nothing calls it unless a caller opts in::
 
     calibration = Calibration(enabled=True)
-    calibration.observe("gpt-4o", kind_estimates(request_messages), usage.prompt_tokens)
-    calibration.apply("gpt-4o", estimate, kind="tool")   # scaled once it has learned
+    calibration.observe("gpt-4o", request_messages, usage.prompt_tokens)   # after a call
+    calibration.estimate("gpt-4o", messages)      # calibrated once it has seen enough
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
 from mas.runtime.protocols import Message
 
 KINDS = ("system", "user", "assistant", "tool_calls", "tool")
-"""Message kinds with their own ratio: an assistant message that calls tools is ``tool_calls``."""
+"""Message kinds with their own fit: an assistant message that calls tools is ``tool_calls``."""
 
 MIN_OBSERVATIONS = 3
-"""Requests seen for a model before its ratios are applied."""
+"""Requests seen for a model before its calibration is applied."""
 
 _RIDGE = 1e-3
-"""Pull of each per-kind ratio toward the model's overall ratio (keeps unseen kinds sane)."""
+"""Pull of the per-kind fit toward the overall ratio (keeps rare kinds sane)."""
+
+_FEATURES = len(KINDS) + 1
+"""Estimated tokens per kind, plus one constant per request."""
 
 
 def kind_of(message: Message) -> str:
@@ -42,17 +47,6 @@ def kind_of(message: Message) -> str:
     return role if role in KINDS else "user"
 
 
-def kind_estimates(
-    messages: Iterable[Message], estimator: TokenEstimator = DEFAULT_ESTIMATOR
-) -> dict[str, int]:
-    """Estimated tokens of ``messages`` split by :func:`kind_of`."""
-    out: dict[str, int] = {}
-    for message in messages:
-        kind = kind_of(message)
-        out[kind] = out.get(kind, 0) + estimator.message(message)
-    return out
-
-
 @dataclass
 class _Model:
     """Running sums for one model: totals and the normal equations of the per-kind fit."""
@@ -60,34 +54,53 @@ class _Model:
     count: int = 0
     estimated: int = 0
     reported: int = 0
-    xtx: list[list[float]] = field(default_factory=lambda: [[0.0] * len(KINDS) for _ in KINDS])
-    xty: list[float] = field(default_factory=lambda: [0.0] * len(KINDS))
-    kinds: dict[str, float] | None = None
+    xtx: list[list[float]] = field(
+        default_factory=lambda: [[0.0] * _FEATURES for _ in range(_FEATURES)]
+    )
+    xty: list[float] = field(default_factory=lambda: [0.0] * _FEATURES)
+    fit: list[float] | None = None
 
 
 class Calibration:
-    """Per-model ratio of provider ``prompt_tokens`` to the estimate.
+    """Per-model calibration of token estimates from provider ``prompt_tokens``.
 
-    :param enabled: when ``False`` (the default) :meth:`apply` returns estimates unchanged;
-        observations are still recorded, so the ratio can be inspected.
-    :param min_observations: requests needed before a model's ratio is applied.
+    :param enabled: when ``False`` (the default) :meth:`estimate` and :meth:`message`
+        return the plain estimate; observations are still recorded and can be inspected.
+    :param estimator: the estimator being calibrated.
+    :param min_observations: requests needed before a model's calibration is applied.
     """
 
-    def __init__(self, *, enabled: bool = False, min_observations: int = MIN_OBSERVATIONS) -> None:
+    def __init__(
+        self,
+        *,
+        enabled: bool = False,
+        estimator: TokenEstimator = DEFAULT_ESTIMATOR,
+        min_observations: int = MIN_OBSERVATIONS,
+    ) -> None:
         self.enabled = enabled
+        self.estimator = estimator
         self.min_observations = min_observations
         self._models: dict[str, _Model] = {}
         self._lock = threading.Lock()
 
-    def observe(
-        self, model: str, estimate: int | Mapping[str, int], prompt_tokens: int
-    ) -> None:
-        """Record one request: its estimate (a total, or per kind) and the reported tokens.
+    # -- learning --------------------------------------------------------------------
 
-        Requests with no estimate or no reported tokens are ignored.
+    def observe(
+        self,
+        model: str,
+        messages: Iterable[Message],
+        prompt_tokens: int,
+        *,
+        tools: list[dict[str, object]] | None = None,
+    ) -> None:
+        """Record one request the provider reported ``prompt_tokens`` for.
+
+        Tool schemas count toward the estimate of the request (as ``system``). Requests
+        with nothing estimated or nothing reported are ignored.
         """
-        parts = dict(estimate) if isinstance(estimate, Mapping) else None
-        total = sum(parts.values()) if parts is not None else int(estimate)
+        row = self._row(messages)
+        row[KINDS.index("system")] += float(self.estimator.tools(tools))
+        total = int(sum(row[: len(KINDS)]))
         if total <= 0 or prompt_tokens <= 0:
             return
         with self._lock:
@@ -95,60 +108,81 @@ class Calibration:
             state.count += 1
             state.estimated += total
             state.reported += prompt_tokens
-            if parts is not None:
-                row = [float(parts.get(kind, 0)) for kind in KINDS]
-                for i, a in enumerate(row):
-                    state.xty[i] += a * prompt_tokens
-                    for j, b in enumerate(row):
-                        state.xtx[i][j] += a * b
-                state.kinds = None
+            for i, a in enumerate(row):
+                state.xty[i] += a * prompt_tokens
+                for j, b in enumerate(row):
+                    state.xtx[i][j] += a * b
+            state.fit = None
 
-    def ratio(self, model: str, kind: str | None = None) -> float:
-        """The learned ratio for ``model`` (and ``kind``); 1.0 while too little was seen."""
+    def _row(self, messages: Iterable[Message]) -> list[float]:
+        row = [0.0] * _FEATURES
+        row[-1] = 1.0
+        for message in messages:
+            row[KINDS.index(kind_of(message))] += self.estimator.message(message)
+        return row
+
+    # -- reading ---------------------------------------------------------------------
+
+    def ratio(self, model: str) -> float:
+        """Reported over estimated tokens for ``model``; 1.0 while too little was seen."""
         with self._lock:
             state = self._models.get(model)
             if state is None or state.count < self.min_observations:
                 return 1.0
-            overall = state.reported / state.estimated
-            if kind is None:
-                return overall
-            if state.kinds is None:
-                state.kinds = _solve(state, overall)
-            return state.kinds.get(kind, overall)
+            return state.reported / state.estimated
 
-    def apply(self, model: str, estimate: int, kind: str | None = None) -> int:
-        """``estimate`` scaled by :meth:`ratio` when enabled, else unchanged."""
-        if not self.enabled:
-            return estimate
-        return round(estimate * self.ratio(model, kind))
+    def message(self, model: str, message: Message) -> int:
+        """Calibrated tokens of one message (its plain estimate when disabled or unlearned)."""
+        plain = self.estimator.message(message)
+        fit = self._fit(model) if self.enabled else None
+        if fit is None:
+            return plain
+        return max(0, round(fit[KINDS.index(kind_of(message))] * plain))
+
+    def estimate(self, model: str, messages: Sequence[Message]) -> int:
+        """Calibrated tokens of a request's messages (per-request constant included)."""
+        fit = self._fit(model) if self.enabled else None
+        if fit is None:
+            return self.estimator.messages(messages)
+        return max(0, round(sum(self.message(model, m) for m in messages) + fit[-1]))
 
     def to_dict(self) -> dict[str, dict[str, float | int]]:
         """Per model: requests seen and the overall ratio (for logs and inspection)."""
+        with self._lock:
+            names = sorted(self._models)
         return {
-            model: {"requests": s.count, "ratio": round(self.ratio(model), 4)}
-            for model, s in sorted(self._models.items())
+            name: {"requests": self._models[name].count, "ratio": round(self.ratio(name), 4)}
+            for name in names
         }
 
+    def _fit(self, model: str) -> list[float] | None:
+        with self._lock:
+            state = self._models.get(model)
+            if state is None or state.count < self.min_observations:
+                return None
+            if state.fit is None:
+                state.fit = _solve(state, state.reported / state.estimated)
+            return state.fit
 
-def _solve(state: _Model, overall: float) -> dict[str, float]:
-    """Ridge least squares of reported tokens on per-kind estimates, toward ``overall``."""
-    n = len(KINDS)
-    # Each kind is pulled in proportion to its own weight, so a rare kind is not swamped.
+
+def _solve(state: _Model, overall: float) -> list[float]:
+    """Ridge least squares: ratios pulled toward ``overall``, the constant toward 0."""
+    n = _FEATURES
+    prior = [overall] * len(KINDS) + [0.0]
+    # Each feature is pulled in proportion to its own weight, so a rare kind is not swamped.
     pull = [_RIDGE * (state.xtx[i][i] or 1.0) for i in range(n)]
     a = [
         [state.xtx[i][j] + (pull[i] if i == j else 0.0) for j in range(n)]
-        + [state.xty[i] + pull[i] * overall]
+        + [state.xty[i] + pull[i] * prior[i]]
         for i in range(n)
     ]
-    for col in range(n):  # Gaussian elimination with partial pivoting
+    for col in range(n):  # Gauss-Jordan elimination with partial pivoting
         pivot = max(range(col, n), key=lambda r: abs(a[r][col]))
         a[col], a[pivot] = a[pivot], a[col]
+        if not a[col][col]:
+            continue
         for row in range(n):
-            if row != col and a[col][col]:
+            if row != col:
                 factor = a[row][col] / a[col][col]
                 a[row] = [x - factor * y for x, y in zip(a[row], a[col], strict=True)]
-    return {
-        kind: (a[i][n] / a[i][i] if a[i][i] else overall)
-        for i, kind in enumerate(KINDS)
-        if state.xtx[i][i] > 0
-    }
+    return [a[i][n] / a[i][i] if a[i][i] else prior[i] for i in range(n)]

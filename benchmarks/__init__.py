@@ -1,0 +1,1 @@
+"""mas-lab benchmarks against its peers (``make bench``; results in ``RESULTS.md``)."""

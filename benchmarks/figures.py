@@ -1,0 +1,339 @@
+"""Each figure of issue 7: a function that measures it and says whether its target is met.
+
+Every function returns a :class:`Figure`: a title, the target, table rows, whether the
+target was met, and notes. Figures are ratios measured in this run, never fixed times.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks import bench_cli_startup, bench_session_turn
+from benchmarks.counting import BUDGET, SUMMARIZER_WINDOW
+from benchmarks.harness import LLM, MAS_LAB, NO_MARGIN, MasLab, Score, run
+from benchmarks.peers import PEERS, LangmemSummary, TrimMessages
+from benchmarks.synthetic import make_session
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SUMMARY_PARAMS = {"keep_turns": 0, "pruning": {"min_prunable_tool_chars": 0,
+                                                "keep_last_assistants": 1}}
+"""summarising tuned for an 8,000-token budget: fold every finished turn, prune every old
+tool result before summarizing (the current turn is always sent verbatim)."""
+MAS_LAB["summarising (llm, tuned for 8k)"] = {
+    "type": "summarising",
+    "params": {"trimmer": NO_MARGIN, "summarizer": LLM, **SUMMARY_PARAMS},
+}
+
+
+@dataclass
+class Figure:
+    """One measured figure."""
+
+    title: str
+    target: str
+    header: list[str]
+    rows: list[list[Any]] = field(default_factory=list)
+    met: bool | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _peer(cls: Any, *args: Any) -> tuple[Any, str | None]:
+    try:
+        return cls(*args), None
+    except Exception as exc:  # a peer that cannot be imported is reported, not fatal
+        return None, f"{cls.name}: not measured ({type(exc).__name__}: {exc})"
+
+
+# -- 1. correctness over 500 turns ----------------------------------------------------
+
+
+def correctness(turns: int = 500) -> tuple[Figure, dict[str, Score]]:
+    """Pair breaks, turns over budget, turns that lost the latest user message."""
+    session = make_session(turns)
+    fig = Figure(
+        f"Correctness over a {turns}-turn session ({BUDGET:,}-token budget)",
+        "0 pair breaks, 0 turns over budget, 0 turns that lost the latest user message "
+        "for every mas-lab strategy",
+        ["strategy", "requests", "pair breaks", "turns over budget", "turns lost user msg",
+         "facts in final question's request", "strategy time s"],
+    )
+    scores: dict[str, Score] = {}
+    strategies: list[Any] = [MasLab(label, session.system) for label in MAS_LAB]
+    for cls in PEERS:
+        peer, note = _peer(cls, session.system)
+        if note:
+            fig.notes.append(note)
+        else:
+            strategies.append(peer)
+    for strategy in strategies:
+        score = run(strategy, session)
+        scores[score.name] = score
+        fig.rows.append([score.name, score.requests, score.pair_breaks, score.turns_over_budget,
+                         score.turns_lost_user, f"{score.facts_in_question}/{score.facts_planted}",
+                         f"{score.seconds:.2f}"])
+    ours = [s for n, s in scores.items() if n.startswith("mas-lab")]
+    fig.met = all(s.pair_breaks == s.turns_over_budget == s.turns_lost_user == 0 for s in ours)
+    fig.notes += [f"{s.name}: {s.config}" for s in scores.values()]
+    fig.notes += [
+        "mas-lab runs through prepare_request with an 8,000-token window, no completion "
+        "reserve and no safety margin, so its hard budget is the same 8,000 tokens.",
+        "The LangChain peers count with a plain function (chars/4 + 3 per message, what "
+        "count_tokens_approximately does), recomputed on every call as theirs is. The "
+        "autogen peers' counting client caches per message object: "
+        "TokenLimitedChatCompletionContext removes one message at a time and re-counts the "
+        "whole list after each removal, which is quadratic; uncached it would not finish in "
+        "the run's time.",
+        "\"facts in final question's request\": the planted FACT- codes present in the "
+        "first request of the last turn, which asks for them.",
+    ]
+    return fig, scores
+
+
+# -- 2. steady-state turn at 10,000 messages ------------------------------------------
+
+
+def steady_state(calls: int = 25) -> Figure:
+    """mas-lab's incremental turn vs trim_messages, both at 10,000 messages."""
+    fig = Figure(
+        "Steady-state time per turn at 10,000 messages",
+        "mas-lab ≥ 100× faster than trim_messages in the same run",
+        ["what", "median per turn", "ratio vs mas-lab"],
+    )
+    ours_us = bench_session_turn.main(with_events=False)
+    ours_events_us = bench_session_turn.main(with_events=True)
+    session = make_session(2_400)
+    flat = session.messages()
+    start = next(i for i in range(len(session.turns))
+                 if len(session.messages(i)) >= bench_session_turn.MESSAGES)
+    trim, note = _peer(TrimMessages, session.system)
+    peer_us = None
+    if trim is not None:
+        for turn in session.turns[:start]:
+            trim.commit(turn.messages)
+        samples = []
+        for turn in session.turns[start:start + calls]:
+            began = time.perf_counter()
+            trim.request(turn.user, [])
+            trim.commit(turn.messages)
+            samples.append(time.perf_counter() - began)
+        peer_us = statistics.median(samples) * 1e6
+    fig.rows.append(["mas-lab summarising, incremental session API (no events)",
+                     f"{ours_us:,.1f} µs", "1×"])
+    fig.rows.append(["mas-lab, with the context.assembled event",
+                     f"{ours_events_us:,.1f} µs", f"{ours_events_us / ours_us:.1f}×"])
+    if peer_us is None:
+        fig.notes.append(note or "trim_messages not measured")
+        fig.met = None
+    else:
+        at = len(session.messages(start))
+        fig.rows.append([f"trim_messages on the synthetic session at {at:,} messages "
+                         "(shared counter)", f"{peer_us:,.1f} µs",
+                         f"{peer_us / ours_us:,.0f}× slower"])
+        fig.met = peer_us / ours_us >= 100
+        fig.rows.append(["ratio trim_messages / mas-lab (with events)", "",
+                         f"{peer_us / ours_events_us:,.0f}×"])
+    fig.notes.append(f"the synthetic session has {len(flat):,} messages in all; mas-lab's "
+                     "turn is bench_session_turn.py (10,000 messages under a 1,048,576 window)")
+    return fig
+
+
+# -- 3. whole sessions ----------------------------------------------------------------
+
+
+def whole_session(turns: int = 1_000) -> Figure:
+    """Total strategy time of a whole session, and how it grows when turns double."""
+    fig = Figure(
+        f"Whole {turns:,}-turn session, total strategy time",
+        "mas-lab ≥ 30× less than trim_messages; doubling turns ≤ 2.3× the time",
+        ["strategy", f"{turns // 2:,} turns s", f"{turns:,} turns s", "doubling ×"],
+    )
+    session = make_session(turns)
+    label = "summarising (llm, tuned for 8k)"
+    half = run(MasLab(label, session.system), session, turns // 2, score=False).seconds
+    full = run(MasLab(label, session.system), session, turns, score=False).seconds
+    fig.rows.append([f"mas-lab {label}", f"{half:.3f}", f"{full:.3f}", f"{full / half:.2f}"])
+    trim, note = _peer(TrimMessages, session.system)
+    if trim is None:
+        fig.notes.append(note or "")
+        fig.met = None
+        return fig
+    peer_full = run(trim, session, turns, score=False)
+    peer_half = sum(peer_full.turn_seconds[: turns // 2])
+    fig.rows.append([TrimMessages.name, f"{peer_half:.3f}", f"{peer_full.seconds:.3f}",
+                     f"{peer_full.seconds / peer_half:.2f}"])
+    ratio = peer_full.seconds / full
+    fig.rows.append(["trim_messages / mas-lab", "", f"{ratio:,.0f}×", ""])
+    fig.met = ratio >= 30 and full / half <= 2.3
+    return fig
+
+
+# -- 4. summarizer cost ---------------------------------------------------------------
+
+
+def summarizer_cost(scores: dict[str, Score], turns: int = 500) -> Figure:
+    """Summarizer calls and input tokens over the correctness run's sessions."""
+    fig = Figure(
+        f"Summarizer calls and input tokens, {turns} turns (fake summarizer model, "
+        f"{SUMMARIZER_WINDOW:,}-token window)",
+        "mas-lab ≤ half of langmem's calls and input tokens; no turn drops history without "
+        "a summary; no summarizer request over the summarizer's window",
+        ["strategy", "calls", "input tokens", "largest request", "requests over window",
+         "folds without a summary"],
+    )
+    for name, score in scores.items():
+        if score.summarizer_calls is None:
+            continue
+        fig.rows.append([name, score.summarizer_calls, f"{score.summarizer_input_tokens:,}",
+                         f"{score.summarizer_largest_request:,}", score.summarizer_over_window,
+                         score.dropped_without_summary if name.startswith("mas-lab") else "n/a"])
+    langmem = scores.get(LangmemSummary.name)
+    ours = scores.get("mas-lab summarising (llm, tuned for 8k)")
+    if langmem is None or ours is None:
+        fig.notes.append("langmem not measured: no comparison")
+        return fig
+    session = make_session(turns)
+    what_if = run(MasLab("summarising (llm, tuned for 8k)", session.system,
+                         skip_without_room=True), session)
+    fig.rows.append(["what-if: tuned mas-lab, no summary call when the current turn alone "
+                     "fills the budget (not mas-lab's behaviour today)",
+                     what_if.summarizer_calls, f"{what_if.summarizer_input_tokens:,}",
+                     f"{what_if.summarizer_largest_request:,}", what_if.summarizer_over_window,
+                     what_if.dropped_without_summary])
+    calls_ok = ours.summarizer_calls * 2 <= langmem.summarizer_calls
+    tokens_ok = ours.summarizer_input_tokens * 2 <= langmem.summarizer_input_tokens
+    fig.met = (calls_ok and tokens_ok and ours.summarizer_over_window == 0
+               and ours.dropped_without_summary == 0)
+    fig.notes += [
+        f"tuned mas-lab / langmem: calls {ours.summarizer_calls / langmem.summarizer_calls:.2f}×"
+        f" (target ≤ 0.5), input tokens "
+        f"{ours.summarizer_input_tokens / langmem.summarizer_input_tokens:.2f}× (target ≤ 0.5).",
+        "Why the calls miss: `summarising` compacts when committed history passes the "
+        "history limit, which is the budget minus the current turn. Here the current turn's "
+        "working memory swings from nothing to the whole budget (20-60k-character tool "
+        "results), so the limit often drops to a few hundred tokens and a fold follows. "
+        f"{ours.forced_summaries} of the {ours.summarizer_calls} calls came on requests whose "
+        "current turn alone fills the budget (history limit 0), where the final trim leaves "
+        "all history out of that request anyway; the what-if row skips exactly those calls "
+        f"and makes {what_if.summarizer_calls} "
+        f"({what_if.summarizer_calls / langmem.summarizer_calls:.2f}× langmem's, with "
+        f"{what_if.pair_breaks} pair breaks, {what_if.turns_over_budget} turns over budget, "
+        f"{what_if.turns_lost_user} lost user messages): better, still above half. Skipping "
+        "the fold when the history limit is 0 belongs in library-standard's summarising.",
+        "langmem makes fewer calls partly by summarizing the current turn too: that is where "
+        "its pair breaks and lost user messages in the correctness table come from, and its "
+        "summary requests go over the summarizer's window.",
+        "\"folds without a summary\" counts compactions that advanced the folded prefix "
+        "without writing a summary; it is 0 for every llm-summarizer configuration. Pruning "
+        "(shortening or clearing old tool-result bodies in place, spec 004) is by design and "
+        "not counted. For the peers it is not observable from outside (n/a).",
+        "The default `summarising` (keep_turns 10) calls the summarizer on most turns at an "
+        "8,000-token budget: ten verbatim turns with tool results do not fit under the "
+        "retrigger, so every new turn pushes one turn out. Size keep_turns to the budget.",
+    ]
+    return fig
+
+
+# -- 5. prefix cache ------------------------------------------------------------------
+
+
+def prefix_cache(turns: int = 120) -> Figure:
+    """Share of turn-call prompt tokens the offline provider served from its prefix cache."""
+    from benchmarks.sessions import offline_session_cache_share
+
+    share, calls, compaction_calls = offline_session_cache_share(turns)
+    fig = Figure(
+        "Offline provider prefix cache between compactions",
+        "≥ 80 % of prompt tokens served from the prefix cache",
+        ["session", "turn calls", "calls at a compaction (excluded)", "cached share"],
+        [[f"AgentSession + offline/default, {turns} turns, summarising, 8,000 window",
+          calls, compaction_calls, f"{share:.1%}"]],
+    )
+    fig.met = share >= 0.8
+    return fig
+
+
+# -- 6. CLI start-up ------------------------------------------------------------------
+
+
+def cli_startup() -> Figure:
+    """``mas-ctl compile`` wall time (fresh processes), next to importing litellm."""
+    results = bench_cli_startup.main(runs=5)
+    fig = Figure("mas-ctl wall time (fresh process, median of 5)", "compile ≤ 0.5 s",
+                 ["command", "median s"],
+                 [[name, f"{seconds:.3f}"] for name, seconds in results.items()])
+    fig.met = results["compile"] <= 0.5
+    fig.notes.append("each command is a fresh process (interpreter start, plugin discovery "
+                     "through entry points, manifest load); litellm is never imported")
+    return fig
+
+
+# -- 7. estimate accuracy -------------------------------------------------------------
+
+
+def estimate_accuracy() -> Figure:
+    """The kernel estimate vs ``litellm.token_counter`` (gpt-4o), per message kind."""
+    from benchmarks.sessions import estimate_errors
+
+    errors = estimate_errors()
+    fig = Figure(
+        "Token estimate vs litellm.token_counter (gpt-4o), median relative error",
+        "≤ 15 % raw; ≤ 5 % with calibration",
+        ["message kind", "messages", "raw", "calibrated per model",
+         "calibrated per model and kind"],
+    )
+    for kind, row in errors.items():
+        fig.rows.append([kind, row["n"], f"{row['raw']:.1%}", f"{row['model']:.1%}",
+                         f"{row['kind']:.1%}"])
+    raw_ok = all(r["raw"] <= 0.15 for r in errors.values())
+    cal_ok = all(r["kind"] <= 0.05 for r in errors.values())
+    fig.met = raw_ok and cal_ok
+    fig.notes += [
+        "Reference: litellm.token_counter(model='gpt-4o') of the message alone, minus the "
+        "3 reply-priming tokens it adds once per request. Calibration "
+        "(mas.runtime.context.calibration, off by default) learned from 80 whole requests "
+        "(system prompt plus a window of 1-40 messages) of other turns, the way provider "
+        "prompt_tokens would arrive; it is scored on held-out messages.",
+        "Raw: prose is within target; JSON tool results are under-counted (digits and "
+        "punctuation run about 3 characters per token) and tool-call messages over-counted "
+        "(the estimator charges call ids and 4 tokens per call that the tokenizer does not).",
+        "A single per-model ratio cannot fix both (it lands between them); one ratio per "
+        "message kind brings tool results, user and assistant text within 5 %. Tool-call "
+        "messages stay off: they are a few percent of any request, so request totals carry "
+        "too little signal to fit them, and their error is dominated by fixed per-call "
+        "overhead that a ratio cannot express. Their error is an over-count (the safe side).",
+    ]
+    return fig
+
+
+# -- 8. memory ------------------------------------------------------------------------
+
+
+def memory(messages: int = 10_000) -> Figure:
+    """Peak memory of a 10,000-message session, measured in a fresh process."""
+    code = f"from benchmarks.sessions import memory_probe; memory_probe({messages})"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    data = json.loads(done.stdout.strip().splitlines()[-1])
+    mb = 1024 * 1024
+    limit = 2 * data["json_bytes"] + 60 * mb
+    fig = Figure(
+        f"Peak memory of a {data['messages']:,}-message session",
+        "≤ 2 × the JSON size of its history + 60 MB",
+        ["measure", "MB"],
+        [["JSON size of the history", f"{data['json_bytes'] / mb:.1f}"],
+         ["limit (2 × JSON + 60 MB)", f"{limit / mb:.1f}"],
+         ["peak RSS growth over the process after imports", f"{data['rss_growth'] / mb:.1f}"],
+         ["peak traced Python allocations (tracemalloc)", f"{data['traced_peak'] / mb:.1f}"],
+         ["peak RSS of the whole process", f"{data['rss_peak'] / mb:.1f}"]],
+    )
+    fig.met = data["rss_growth"] <= limit
+    return fig

@@ -1,0 +1,48 @@
+"""Render figures as the Markdown of benchmarks/RESULTS.md."""
+
+from __future__ import annotations
+
+from benchmarks.figures import Figure
+
+INTRO = """\
+Every figure below was measured in one run of the command above, on the machine above.
+All strategies and peers run on the same seeded synthetic agent sessions
+(benchmarks/synthetic.py: OpenAI chat format, parallel tool calls, 4 % of tool results
+20-60k characters, facts planted in the first turns), with the same 8,000-token request
+budget, the same counter (characters / 4 + 3 per message) and the same fake summarizer
+model (benchmarks/counting.py: it answers at once and counts its calls and input tokens).
+Times are ratios taken in the same run, never absolute promises.
+
+A *turn* is one user turn; it makes one model call per tool round plus one. A turn counts
+once as "over budget" or "lost user msg" however many of its calls were; pair breaks are
+counted one per broken pairing per call.
+"""
+
+
+def _table(header: list[str], rows: list[list[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def _verdict(met: bool | None) -> str:
+    return {True: "**met**", False: "**not met**", None: "**not measured**"}[met]
+
+
+def render(figs: list[Figure], *, header: dict[str, str] | None = None,
+           versions: dict[str, str] | None = None) -> str:
+    """Markdown for ``figs``; with ``header`` and ``versions``, the whole results file."""
+    out: list[str] = []
+    if header is not None:
+        out += ["# Benchmark results", ""]
+        out += [f"- {key}: {value}" for key, value in header.items()]
+        out += ["- packages: " + ", ".join(f"{k} {v}" for k, v in (versions or {}).items()), ""]
+        out += [INTRO, "## Targets", ""]
+        out += _table(["figure", "target", "result"],
+                      [[f.title, f.target, _verdict(f.met)] for f in figs])
+        out.append("")
+    for fig in figs:
+        out += [f"## {fig.title}", "", f"Target: {fig.target} — {_verdict(fig.met)}", ""]
+        out += _table(fig.header, fig.rows)
+        out += [""] + [f"- {note}" for note in fig.notes] + ([""] if fig.notes else [])
+    return "\n".join(out)
