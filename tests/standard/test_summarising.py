@@ -394,3 +394,21 @@ def test_kept_turns_over_the_trigger_reuse_the_summary_until_the_hard_limit(
     assert 1 <= folds <= 8, f"{folds} summarizer calls for 56 turns"
     assert "compacting only near the history hard limit" in caplog.text
     assert sum("exceed the trigger" in r.message for r in caplog.records) == 1, "warned once"
+
+
+def test_no_summarizer_call_when_the_current_turn_leaves_no_room_for_history(
+    binder, engine_double
+) -> None:
+    """A summary that the final trim would drop anyway is not worth a model call."""
+    cm, _, engine = summarising(binder, engine_double, keep_turns=1)
+    history = history_of(20)
+    assert history.total_tokens > budget_for(3_000, cm).soft_trigger
+    full = ContextBudget.compute(
+        window=3_000, reserve=0, fixed=FixedCosts(system=10, working_memory=2_800),
+        settings=cm.budget_settings,
+    )
+    assert full.history_hard_limit == 0
+    managed = cm.manage_history(history, full, engine=engine)
+    assert engine.calls == [] and not managed.compacted
+    cm.manage_history(history, budget_for(3_000, cm), engine=engine)
+    assert len(engine.calls) == 1, "it folds once there is room again"

@@ -91,7 +91,9 @@ class SummarisingContextManager(FoldingManager):
         """Return history unchanged under the trigger; otherwise prune, then fold."""
         threshold = self._threshold(budget)
         estimated = self.managed_tokens(history)
-        if estimated <= threshold:
+        if estimated <= threshold or budget.history_hard_limit <= 0:
+            # With no room for history at all (the current turn fills the request), a
+            # summary could not be sent either: folding now would only spend a call.
             return self.view(history)
         start = self.live_start(history)
         recent = self._recent_start(history, start)
