@@ -68,7 +68,9 @@ def test_max_tokens_truncates_with_finish_reason_length(litellm):
                                             "What is the address?"}]
     response = litellm.completion(model="offline/default", messages=messages, max_tokens=2)
     assert response.choices[0].finish_reason == "length"
-    assert len(response.choices[0].message.content) == 8
+    content = response.choices[0].message.content
+    assert content and "Address: 221B Baker Street".startswith(content)
+    assert DEFAULT_ESTIMATOR.text(content) <= 2
 
 
 def test_a_growing_conversation_hits_the_simulated_prefix_cache():

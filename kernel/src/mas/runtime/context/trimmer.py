@@ -252,11 +252,18 @@ class _Trim:
             if total <= self.budget:
                 break
             msgs, toks = (self.hist, self.hist_tokens) if seq == 0 else (self.wm, self.wm_tokens)
-            excess = total - self.budget
             content = msgs[i]["content"]
-            keep = self.est.chars_for(self.est.text(content) - excess)
-            shortened = {**msgs[i], "content": shorten_middle(content, keep)}
-            new_tokens = self.est.message(shortened)
+            shortened, new_tokens = msgs[i], toks[i]
+            # The character count is derived from the text's density; the marker and an
+            # uneven head/tail can leave it a few tokens over, so cut again (at most 3x).
+            for _attempt in range(3):
+                excess = total - (toks[i] - new_tokens) - self.budget
+                if excess <= 0:
+                    break
+                text = shortened["content"]
+                keep = self.est.chars_for(self.est.text(text) - excess, like=text)
+                shortened = {**msgs[i], "content": shorten_middle(content, min(keep, len(text) - 1))}
+                new_tokens = self.est.message(shortened)
             if new_tokens >= toks[i]:
                 continue
             total -= toks[i] - new_tokens

@@ -51,7 +51,7 @@ class OfflineLLM(CustomLLM):
         reply = respond(messages, tools, optional_params.get("response_format"), max_tokens)
         text, finish = reply.text, "tool_calls" if reply.tool_calls else "stop"
         if max_tokens and DEFAULT_ESTIMATOR.text(text) > max_tokens:
-            text, finish = text[: DEFAULT_ESTIMATOR.chars_for(max_tokens)], "length"
+            text, finish = text[: DEFAULT_ESTIMATOR.chars_for(max_tokens, like=text)], "length"
         prompt = DEFAULT_ESTIMATOR.messages(messages) + DEFAULT_ESTIMATOR.tools(tools)
         cached = self.prefix_cache.probe(model, messages, tools, prompt)
         out = {"role": "assistant", "content": text, "tool_calls": reply.tool_calls or None}

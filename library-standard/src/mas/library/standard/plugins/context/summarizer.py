@@ -158,7 +158,7 @@ class LlmSummarizer:
         text = (reply.text or "").strip()
         if not text:
             raise SummarizerError("empty", "the summary reply has no text")
-        text = shorten_middle(text, DEFAULT_ESTIMATOR.chars_for(out))
+        text = shorten_middle(text, DEFAULT_ESTIMATOR.chars_for(out, like=text))
         u = reply.usage or Usage()
         return text, Usage(
             usage.prompt_tokens + u.prompt_tokens,
@@ -237,7 +237,8 @@ def _fit(message: Message, room: int) -> Message:
     content = message.get("content")
     if not isinstance(content, str) or DEFAULT_ESTIMATOR.text(content) <= room // 2:
         return message
-    return {**message, "content": shorten_middle(content, DEFAULT_ESTIMATOR.chars_for(room // 2))}
+    keep = DEFAULT_ESTIMATOR.chars_for(room // 2, like=content)
+    return {**message, "content": shorten_middle(content, keep)}
 
 
 class DropSummarizer:
