@@ -22,8 +22,11 @@ COMMANDS = {
     "validate": [MAS_CTL, "validate", str(EXAMPLE)],
     "plugins": [MAS_CTL, "plugins"],
     "--help": [MAS_CTL, "--help"],
-    "import litellm": [sys.executable, "-c",
-                       "import os; os.environ['LITELLM_LOCAL_MODEL_COST_MAP']='True'; import litellm"],
+    "import litellm": [
+        sys.executable,
+        "-c",
+        "import os; os.environ['LITELLM_LOCAL_MODEL_COST_MAP'] = 'True'; import litellm",
+    ],
 }
 
 

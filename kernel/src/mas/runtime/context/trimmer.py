@@ -262,7 +262,8 @@ class _Trim:
                     break
                 text = shortened["content"]
                 keep = self.est.chars_for(self.est.text(text) - excess, like=text)
-                shortened = {**msgs[i], "content": shorten_middle(content, min(keep, len(text) - 1))}
+                cut = shorten_middle(content, min(keep, len(text) - 1))
+                shortened = {**msgs[i], "content": cut}
                 new_tokens = self.est.message(shortened)
             if new_tokens >= toks[i]:
                 continue

@@ -118,8 +118,12 @@ def _numbers_only(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
     for key, value in metadata.items():
         if isinstance(value, dict):
             kept[key] = _numbers_only(value)
-        elif value is None or isinstance(value, (bool, int, float)):
-            kept[key] = value
-        elif isinstance(value, str) and key in _LABEL_KEYS:
+        elif _is_number_or_label(key, value):
             kept[key] = value
     return kept
+
+
+def _is_number_or_label(key: str, value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float)) or (
+        isinstance(value, str) and key in _LABEL_KEYS
+    )

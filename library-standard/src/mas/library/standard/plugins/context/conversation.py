@@ -10,8 +10,6 @@ append verbatim, until the managed history passes ``trigger x (1 + hysteresis_ra
 
 from __future__ import annotations
 
-import math
-
 import logging
 import time
 import traceback
