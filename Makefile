@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PROJECT_FILES := requirements-dev.txt $(wildcard */pyproject.toml) $(wildcard tests/fixtures/*/pyproject.toml) \
 	$(wildcard */examples/plugins/*/pyproject.toml)
 
-.PHONY: demo test bench install clean
+.PHONY: demo test lint bench install clean
 
 $(STAMP): $(PROJECT_FILES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 # Benchmarks run in their own venv: the peers' pins never touch the test venv.
+lint: $(STAMP)
+	$(BIN)/ruff check kernel library-standard library-eval library-lab tests benchmarks
+	$(BIN)/mypy kernel/src library-standard/src library-eval/src library-lab/src
+
 bench:
 	test -x .venv-bench/bin/python || $(PYTHON) -m venv .venv-bench
 	.venv-bench/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-bench.txt
