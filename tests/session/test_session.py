@@ -197,3 +197,50 @@ def test_third_party_summarizer_runs_in_a_session(make_session: Callable[..., Ag
     assert session.engine.ledger.llm_calls == 9, "first_words makes no model call"
     sent = "\n".join(str(m.get("content")) for m in result.request.messages)  # type: ignore[union-attr]
     assert "user: The parcel locker code" in sent, "the summary row carries the first words"
+
+
+class _Wordy:
+    """A model provider whose tokenizer counts 1.5x the kernel's estimate."""
+
+    @staticmethod
+    def make() -> object:
+        from mas.library.standard.offline.handler import OfflineLLM
+
+        class WordyLLM(OfflineLLM):
+            def answer(self, model, messages, optional_params, model_response):  # type: ignore[no-untyped-def]
+                response = super().answer(model, messages, optional_params, model_response)
+                response.usage.prompt_tokens = round(response.usage.prompt_tokens * 1.5)
+                return response
+
+        return WordyLLM()
+
+    @hookimpl
+    def mas_register_model_providers(self, registry) -> None:  # type: ignore[no-untyped-def]
+        registry.register("wordy", self.make)
+
+
+def test_calibration_scales_the_budget_by_the_learned_ratio(tmp_path: Path) -> None:
+    """Issue 4 item 7: provider prompt_tokens vs the estimate, learned per model, optional."""
+    from mas.runtime.session import open_session
+    from mas.runtime.spec.loader import load_manifest_set
+
+    runtime = Runtime.create(plugins=[("wordy", _Wordy())])
+    views = {}
+    for calibrate in (False, True):
+        path = tmp_path / f"agent-{calibrate}.yaml"
+        path.write_text(
+            "apiVersion: mas/v1\nkind: Agent\nmetadata: {name: w}\nspec:\n"
+            "  models: [{id: main, model: wordy/default, context_window: 6000, max_tokens: 300}]\n"
+            f"  estimation: {{calibrate: {str(calibrate).lower()}, min_observations: 2}}\n"
+        )
+        manifests = load_manifest_set([path])
+        session = open_session(runtime, manifests.agents[0], manifests)
+        for turn in range(4):
+            result = session.send(f"Turn {turn}. {FILLER}")
+        views[calibrate] = (session.inspect_context(), result.request)
+    plain, _ = views[False]
+    calibrated, request = views[True]
+    assert plain.calibration_ratio == 1.0 and plain.window == 6000
+    assert 1.45 <= calibrated.calibration_ratio <= 1.55
+    assert request is not None and request.budget.window == int(6000 / calibrated.calibration_ratio)
+    assert "calibrated x1.5" in request.budget.window_source

@@ -10,6 +10,7 @@ committed history is never lost.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mas.runtime.context import AssembledRequest, ContextPart, History, prepare_request
+from mas.runtime.context.calibration import Calibration
 from mas.runtime.engine import Engine
 from mas.runtime.events import Event
 from mas.runtime.protocols import ContextManager, Message
@@ -59,6 +61,9 @@ class SessionSettings:
     :ivar model_source: the field that chose the turn model.
     :ivar instructions: the agent's role prompt.
     :ivar max_tool_rounds: model calls allowed per turn before the turn is cut short.
+    :ivar calibrate: scale window and reserve by the learned prompt_tokens / estimate
+        ratio of the turn model (``spec.estimation.calibrate``).
+    :ivar min_observations: model calls seen before that ratio is applied.
     """
 
     window: int
@@ -68,6 +73,8 @@ class SessionSettings:
     model_source: str = "agent"
     instructions: str = ""
     max_tool_rounds: int = 8
+    calibrate: bool = False
+    min_observations: int = 3
 
 
 @dataclass
@@ -103,6 +110,9 @@ class AgentSession:
 
     def __post_init__(self) -> None:
         self.engine.session_id = self.session_id
+        self.calibration = Calibration(
+            enabled=self.settings.calibrate, min_observations=self.settings.min_observations
+        )
         if self.skills is not None and self.skills.available():
             self.tools = [*self.tools, self.skills.tool()]
         self._by_name = {tool.name: tool for tool in self.tools}
@@ -129,6 +139,11 @@ class AgentSession:
             compactions += int(request.managed.compacted)
             reply = self.engine.turn(request.messages, tools=request.tools)
             calls += 1
+            if self.calibration.enabled and reply.usage is not None and not reply.cache_hit:
+                self.calibration.observe(
+                    self.engine.model, request.messages, reply.usage.prompt_tokens,
+                    tools=request.tools,
+                )
             assistant: Message = {"role": "assistant", "content": reply.text or None}
             last_round = round_number == self.settings.max_tool_rounds - 1
             if reply.tool_calls and not last_round:
@@ -146,6 +161,13 @@ class AgentSession:
     def _prepare(
         self, user: Message, working: list[Message], schemas: list[dict[str, Any]] | None
     ) -> AssembledRequest:
+        window, reserve, source = self.settings.window, self.settings.reserve, ""
+        ratio = self.calibration_ratio
+        if ratio != 1.0:
+            # Budgets are in estimated tokens: a provider counting r times the estimate
+            # leaves window / r estimated tokens of room.
+            window, reserve = math.floor(window / ratio), math.ceil(reserve / ratio)
+            source = f" (calibrated x{ratio:.3f})"
         request = prepare_request(
             cm=self.cm,
             history=self.history,
@@ -153,9 +175,9 @@ class AgentSession:
             current_input=user,
             working_memory=working,
             tools=schemas,
-            window=self.settings.window,
-            reserve=self.settings.reserve,
-            window_source=self.settings.window_source,
+            window=window,
+            reserve=reserve,
+            window_source=self.settings.window_source + source,
             reserve_source=self.settings.reserve_source,
             engine=self.engine,
             runtime=self.runtime,
@@ -256,6 +278,13 @@ class AgentSession:
         """Write the session file atomically (no-op without ``state_path``)."""
         if self.state_path is not None:
             save_state(self.state_path, self.to_state())
+
+    @property
+    def calibration_ratio(self) -> float:
+        """The learned prompt_tokens / estimate ratio in force (1.0 when off or unlearned)."""
+        if not self.calibration.enabled:
+            return 1.0
+        return self.calibration.ratio(self.engine.model)
 
     def inspect_context(self) -> ContextUsageView:
         """The latest request's numbers, usage, caches and cost: never any text."""

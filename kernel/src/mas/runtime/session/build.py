@@ -82,6 +82,8 @@ def open_session(
         model_source=compiled.turn_model.source,
         instructions=spec.instructions.strip(),
         max_tool_rounds=max_tool_rounds,
+        calibrate=spec.estimation.calibrate,
+        min_observations=spec.estimation.min_observations,
     )
     identity = {"session_id": session_id} if session_id else {}
     return AgentSession(

@@ -40,6 +40,7 @@ class ContextUsageView:
     provider_prompt_tokens: int | None = None
     provider_usage_source: str = "unavailable"
     estimate_error: float | None = None
+    calibration_ratio: float = 1.0
     compactions: int = 0
     last_compaction: dict[str, Any] | None = None
     llm_calls: int = 0
@@ -85,6 +86,7 @@ def usage_view(session: AgentSession) -> ContextUsageView:
         estimate_error=(
             round(estimate / provider - 1, 4) if provider and estimate is not None else None
         ),
+        calibration_ratio=round(session.calibration_ratio, 4),
         compactions=session.compactions,
         last_compaction=_numbers_only(session.cm.last_compaction_metadata),
         llm_calls=ledger.llm_calls,

@@ -106,6 +106,19 @@ class Budget(Strict):
     )
 
 
+class Estimation(Strict):
+    """``spec.estimation``: how the chars/4 token estimate is corrected."""
+
+    calibrate: bool = Field(
+        default=False,
+        description="Scale the budget by the provider's prompt_tokens / estimate ratio, "
+        "learned per model during the session.",
+    )
+    min_observations: int = Field(
+        default=3, ge=1, description="Model calls seen before the learned ratio is applied."
+    )
+
+
 DEFAULT_CONTEXT_MANAGER = "summarising"
 
 
@@ -120,6 +133,7 @@ class AgentSpec(Strict):
     working_memory: WorkingMemory = Field(default_factory=WorkingMemory)
     context_sources: ContextSources = Field(default_factory=ContextSources)
     budget: Budget = Field(default_factory=Budget)
+    estimation: Estimation = Field(default_factory=Estimation)
 
     _check_ids = field_validator("models")(_unique_ids)
 
