@@ -141,6 +141,24 @@ def test_a_single_huge_tool_result_is_shortened_not_the_user_turn_dropped() -> N
     assert omission_marker(1).strip().startswith("[...")
 
 
+def test_a_huge_live_tool_result_is_shortened_before_the_summary_is_dropped() -> None:
+    """The summary carries the folded past; one oversized result is cut first instead."""
+    summary = {"role": "system", "content": "Summary: invoice INV-88 belongs to Marta."}
+    user = {"role": "user", "content": "check the log"}
+    wm = [
+        {"role": "assistant", "content": None, "tool_calls": [call("log")]},
+        {"role": "tool", "tool_call_id": "log", "content": "HEAD" + "z" * 40_000 + "TAIL"},
+    ]
+    b = budget(2_000)
+    request = assemble(
+        parts=[ROLE], managed=managed([summary], summary_rows=1), current_input=user,
+        working_memory=wm, budget=b,
+    )
+    assert request.estimate <= b.hard_budget
+    assert summary in request.messages and not request.trim.dropped_summary
+    assert request.trim.shortened == 1
+
+
 def test_pinned_content_alone_over_budget_is_kept_with_a_warning() -> None:
     """Spec 003: "If pinned context alone exceeds the budget, it is retained and a warning
     is emitted rather than silently deleting instructions"."""

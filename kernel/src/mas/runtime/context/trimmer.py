@@ -4,10 +4,12 @@ Eviction order, each step only while the request is still over budget:
 
 1. managed history, oldest tool group first (groups stay whole), skipping the summary
    block, retained skill rows and the latest user turn;
-2. the summary block;
-3. unpinned context parts, last in request order first;
-4. working memory, oldest complete tool group first, always keeping the newest group;
-5. shortening: the largest remaining tool results keep head and tail with a marker, so a
+2. oversized tool results — one result over half the budget — are shortened (head and
+   tail kept with a marker), so one huge result does not cost the summary;
+3. the summary block;
+4. unpinned context parts, last in request order first;
+5. working memory, oldest complete tool group first, always keeping the newest group;
+6. shortening: the largest remaining tool results keep head and tail with a marker, so a
    single huge result never pushes out the latest user turn or blanks the context.
 
 Pinned parts, retained skill rows, the current user turn and tool schemas are never
@@ -170,6 +172,7 @@ class _Trim:
     def run(self) -> TrimResult:
         total = self.total()
         total = self._drop_history(total, summary=False)
+        total = self._shorten(total, above=self.budget // 2)
         total = self._drop_history(total, summary=True)
         total = self._evict_parts(total)
         total = self._drop_working_memory(total)
@@ -236,7 +239,8 @@ class _Trim:
                 self.r.dropped_working_memory += 1
         return total
 
-    def _shorten(self, total: int) -> int:
+    def _shorten(self, total: int, above: int = 0) -> int:
+        """Shorten the largest tool results (only those over ``above`` tokens) to fit."""
         if total <= self.budget:
             return total
         candidates = [
@@ -246,7 +250,7 @@ class _Trim:
                 (1, self.wm_alive, self.wm, self.wm_tokens),
             )
             for i, (tokens, a) in enumerate(zip(toks, alive, strict=True))
-            if a and _shortenable(msgs[i])
+            if a and tokens > above and _shortenable(msgs[i])
         ]
         for _tokens, seq, i in sorted(candidates, reverse=True):
             if total <= self.budget:
