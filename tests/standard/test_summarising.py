@@ -404,7 +404,7 @@ def test_no_summarizer_call_when_the_current_turn_leaves_no_room_for_history(
     history = history_of(20)
     assert history.total_tokens > budget_for(3_000, cm).soft_trigger
     full = ContextBudget.compute(
-        window=3_000, reserve=0, fixed=FixedCosts(system=10, working_memory=2_800),
+        window=3_000, reserve=0, fixed=FixedCosts(system=10, current_input=2_800),
         settings=cm.budget_settings,
     )
     assert full.history_hard_limit == 0
@@ -412,3 +412,19 @@ def test_no_summarizer_call_when_the_current_turn_leaves_no_room_for_history(
     assert engine.calls == [] and not managed.compacted
     cm.manage_history(history, budget_for(3_000, cm), engine=engine)
     assert len(engine.calls) == 1, "it folds once there is room again"
+
+
+def test_in_turn_working_memory_does_not_trigger_a_fold(binder, engine_double) -> None:
+    """Spec 000: the summarizer "is not called on every in-turn tool step": committed
+    history is judged at the turn boundary, without this turn's tool results in flight."""
+    cm, _, engine = summarising(binder, engine_double, keep_turns=1)
+    history = history_of(8)
+    quiet = budget_for(3_000, cm)
+    assert history.total_tokens < quiet.soft_trigger
+    busy = ContextBudget.compute(
+        window=3_000, reserve=0, fixed=FixedCosts(system=10, working_memory=2_000),
+        settings=cm.budget_settings,
+    )
+    assert history.total_tokens > busy.history_hard_limit
+    managed = cm.manage_history(history, busy, engine=engine)
+    assert engine.calls == [] and not managed.compacted

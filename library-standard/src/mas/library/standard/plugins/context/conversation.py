@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -86,7 +87,23 @@ class SummarisingContextManager(FoldingManager):
         tools: list[dict[str, Any]] | None = None,
         session_id: str = "",
     ) -> ManagedHistory:
-        """Return history unchanged under the trigger; otherwise prune, then fold."""
+        """Return history unchanged under the trigger; otherwise prune, then fold.
+
+        Committed history is judged against the budget of a turn boundary: this turn's
+        working memory (tool calls and results in flight) is left out of the fixed costs.
+        It is transient — the final trim makes room for it in this request alone — and
+        counting it would fold history, and call the summarizer, on in-turn tool steps
+        (spec 000: "the summarizer is not called on every in-turn tool step").
+        """
+        if budget.fixed.working_memory:
+            budget = ContextBudget.compute(
+                window=budget.window,
+                reserve=budget.reserve,
+                fixed=replace(budget.fixed, working_memory=0),
+                settings=self.budget_settings,
+                window_source=budget.window_source,
+                reserve_source=budget.reserve_source,
+            )
         threshold = self._threshold(budget)
         estimated = self.managed_tokens(history)
         if estimated <= threshold or budget.history_hard_limit <= 0:
