@@ -200,14 +200,6 @@ def summarizer_cost(scores: dict[str, Score], turns: int = 500) -> Figure:
     if langmem is None or ours is None:
         fig.notes.append("langmem not measured: no comparison")
         return fig
-    session = make_session(turns)
-    what_if = run(MasLab("summarising (llm, tuned for 8k)", session.system,
-                         skip_without_room=True), session)
-    fig.rows.append(["what-if: tuned mas-lab, no summary call when the current turn alone "
-                     "fills the budget (not mas-lab's behaviour today)",
-                     what_if.summarizer_calls, f"{what_if.summarizer_input_tokens:,}",
-                     f"{what_if.summarizer_largest_request:,}", what_if.summarizer_over_window,
-                     what_if.dropped_without_summary])
     calls_ok = ours.summarizer_calls * 2 <= langmem.summarizer_calls
     tokens_ok = ours.summarizer_input_tokens * 2 <= langmem.summarizer_input_tokens
     fig.met = (calls_ok and tokens_ok and ours.summarizer_over_window == 0
@@ -216,18 +208,13 @@ def summarizer_cost(scores: dict[str, Score], turns: int = 500) -> Figure:
         f"tuned mas-lab / langmem: calls {ours.summarizer_calls / langmem.summarizer_calls:.2f}×"
         f" (target ≤ 0.5), input tokens "
         f"{ours.summarizer_input_tokens / langmem.summarizer_input_tokens:.2f}× (target ≤ 0.5).",
-        "Why the calls miss: `summarising` compacts when committed history passes the "
-        "history limit, which is the budget minus the current turn. Here the current turn's "
-        "working memory swings from nothing to the whole budget (20-60k-character tool "
-        "results), so the limit often drops to a few hundred tokens and a fold follows. "
-        f"{ours.forced_summaries} of the {ours.summarizer_calls} calls came on requests whose "
-        "current turn alone fills the budget (history limit 0), where the final trim leaves "
-        "all history out of that request anyway; the what-if row skips exactly those calls "
-        f"and makes {what_if.summarizer_calls} "
-        f"({what_if.summarizer_calls / langmem.summarizer_calls:.2f}× langmem's, with "
-        f"{what_if.pair_breaks} pair breaks, {what_if.turns_over_budget} turns over budget, "
-        f"{what_if.turns_lost_user} lost user messages): better, still above half. Skipping "
-        "the fold when the history limit is 0 belongs in library-standard's summarising.",
+        "How mas-lab keeps the count down: `summarising` judges committed history at the "
+        "turn boundary, leaving out this turn's in-flight tool results (20-60k-character "
+        "results would otherwise shrink the history limit to a few hundred tokens and force "
+        "a fold on that tool step), and makes no call when even the current turn leaves no "
+        f"room for history ({ours.forced_summaries} such calls here). What remains is one "
+        "fold each time committed history passes the retrigger; a larger hysteresis_ratio "
+        "trades fewer calls for a longer-lived, staler summary.",
         "langmem makes fewer calls partly by summarizing the current turn too: that is where "
         "its pair breaks and lost user messages in the correctness table come from, and its "
         "summary requests go over the summarizer's window.",
@@ -302,14 +289,14 @@ def estimate_accuracy() -> Figure:
         "(mas.runtime.context.calibration, off by default) learned from 80 whole requests "
         "(system prompt plus a window of 1-40 messages) of other turns, the way provider "
         "prompt_tokens would arrive; it is scored on held-out messages.",
-        "Raw: prose is within target; JSON tool results are under-counted (digits and "
-        "punctuation run about 3 characters per token) and tool-call messages over-counted "
-        "(the estimator charges call ids and 4 tokens per call that the tokenizer does not).",
-        "A single per-model ratio cannot fix both (it lands between them); one ratio per "
-        "message kind brings tool results, user and assistant text within 5 %. Tool-call "
-        "messages stay off: they are a few percent of any request, so request totals carry "
-        "too little signal to fit them, and their error is dominated by fixed per-call "
-        "overhead that a ratio cannot express. Their error is an over-count (the safe side).",
+        "Raw: every kind is within 15 %. The estimator counts each byte that is not an ASCII "
+        "letter, digit or space as an extra character, because JSON tool results (digits "
+        "and punctuation) run about 3 characters per token; tool-call messages stay an "
+        "over-count (the safe side).",
+        "Calibrated: one ratio per message kind brings user, assistant and tool-result text "
+        "within 5 %; tool-call messages do not get there. They are a few percent of any "
+        "request, so request totals carry too little signal to fit them, and their error is "
+        "a fixed per-call offset that a ratio cannot express.",
     ]
     return fig
 

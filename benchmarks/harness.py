@@ -21,7 +21,6 @@ from mas.runtime import Runtime
 from mas.runtime.context import (
     ContextPart,
     History,
-    fixed_costs,
     pair_problems,
     prepare_request,
 )
@@ -51,7 +50,7 @@ class MasLab(Strategy):
     """A bound mas-lab context manager driven through the incremental session API."""
 
     def __init__(self, label: str, system: str, *, runtime: Runtime | None = None,
-                 window: int = BUDGET, skip_without_room: bool = False) -> None:
+                 window: int = BUDGET) -> None:
         self.name = f"mas-lab {label}"
         self.config = str(MAS_LAB[label])
         self.runtime = runtime or Runtime.create()
@@ -64,24 +63,19 @@ class MasLab(Strategy):
                                   priority=0, pinned=True)]
         self.summarizer = FakeSummarizer() if "llm" in label else None
         self.window = window
-        self.skip_without_room = skip_without_room
         self.last: Any = None
         self.dropped_without_summary = 0
-        self.forced_summaries = 0
+        self.forced_summaries = 0  # summary calls on requests with no room for history
 
     def request(self, user: Message, working: list[Message]) -> list[Message]:
         """``prepare_request`` with the fake summarizer as the engine."""
         state = self.cm.state
         folded, summaries = state.folded_through, state.summary_count
         calls = self.summarizer.calls if self.summarizer else 0
-        engine = self.summarizer
-        if self.skip_without_room and \
-                fixed_costs(self.parts, user, working, None, COUNTER).total >= self.window:
-            engine = None  # what-if: no summary call when the turn alone fills the budget
         self.last = prepare_request(
             cm=self.cm, history=self.history, parts=self.parts, current_input=user,
             working_memory=working, window=self.window, reserve=0,
-            engine=engine,  # type: ignore[arg-type]
+            engine=self.summarizer,  # type: ignore[arg-type]
         )
         state = self.cm.state
         if state.folded_through > folded and state.summary_count == summaries:
