@@ -52,6 +52,8 @@ CASES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "experiment missing application": ("experiment: {name: x, applications: [{manifest: nowhere.yaml}]}\n", [("experiment.applications[0].manifest", "file not found")]),
     "experiment duplicate step names": ("experiment: {name: x, application: {post: [{type: eval_mce}, {type: eval_mce}]}}\n", [("experiment.application.post", "two steps are named 'eval_mce'")]),
     "mas agent file missing": ("apiVersion: mas/v1\nkind: MAS\nmetadata: {name: m}\nspec: {agents: [{name: w, manifest: w.yaml}]}\n", [("spec.agents[0].manifest", "file not found")]),
+    "bad field and unknown type together": (HEAD + "spec: {models: [{id: main, max_tokens: -1}], context_manager: {type: sumarising}}\n", [("spec.models[0].max_tokens", "greater than 0"), ("spec.context_manager.type", "did you mean")]),
+    "bad field and bad cm params together": (HEAD + "spec: {budget: {max_llm_calls: 0}, context_manager: {type: summarising, params: {keep_turns: -2}}}\n", [("spec.budget.max_llm_calls", "greater than or equal to 1"), ("spec.context_manager.params.keep_turns", "greater than or equal to 0")]),
     "two problems in one file": (HEAD + "spec: {models: [{id: main, max_tokens: 0}], budget: {max_llm_calls: 0}}\n", [("spec.models[0].max_tokens", "greater than 0"), ("spec.budget.max_llm_calls", "greater than or equal to 1")]),
 }
 

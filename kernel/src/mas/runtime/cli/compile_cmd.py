@@ -10,15 +10,26 @@ import click
 import yaml
 
 from mas.runtime.cli._app import manifest_options, state_of
-from mas.runtime.spec.compile import AUTO, CompiledAgent, compile_all
+from mas.runtime.runtime import Runtime
+from mas.runtime.spec.compile import AUTO, CompiledAgent, binding_checker, compile_all
 from mas.runtime.spec.loader import ManifestSet, load_manifest_set
 from mas.runtime.spec.resolved import resolve_budget
 
 
 def _load(
-    files: tuple[Path, ...], overlays: tuple[Path, ...], infra: Path | None, config: Path | None
+    runtime: Runtime,
+    files: tuple[Path, ...],
+    overlays: tuple[Path, ...],
+    infra: Path | None,
+    config: Path | None,
 ) -> ManifestSet:
-    return load_manifest_set(list(files), overlays=list(overlays), infra=infra, config=config)
+    return load_manifest_set(
+        list(files),
+        overlays=list(overlays),
+        infra=infra,
+        config=config,
+        check_binding=binding_checker(runtime),
+    )
 
 
 @click.command("compile")
@@ -34,8 +45,9 @@ def compile_command(
     as_json: bool,
 ) -> None:
     """Print FILES compiled: bindings normalized, models resolved with their sources."""
-    manifests = _load(files, overlays, infra, config)
-    compiled = compile_all(state_of(ctx).runtime, manifests)
+    runtime = state_of(ctx).runtime
+    manifests = _load(runtime, files, overlays, infra, config)
+    compiled = compile_all(runtime, manifests)
     if as_json:
         click.echo(json.dumps({"agents": [resolution(a, manifests) for a in compiled]}, indent=2))
         return
@@ -56,8 +68,9 @@ def validate_command(
     config: Path | None,
 ) -> None:
     """Check FILES: exit 0 and say so, or print one line per problem and exit 2."""
-    manifests = _load(files, overlays, infra, config)
-    compiled = compile_all(state_of(ctx).runtime, manifests)
+    runtime = state_of(ctx).runtime
+    manifests = _load(runtime, files, overlays, infra, config)
+    compiled = compile_all(runtime, manifests)
     kinds = (
         len(compiled)
         + len(manifests.mases)

@@ -16,9 +16,15 @@ from mas.runtime.errors import ManifestError, MasError, Problem
 from mas.runtime.protocols import BindContext
 from mas.runtime.runtime import Runtime
 from mas.runtime.spec.binding import Binding, bind
-from mas.runtime.spec.loader import LoadedAgent, ManifestSet
+from mas.runtime.spec.loader import BindingChecker, LoadedAgent, ManifestSet
 from mas.runtime.spec.manifests import ModelSpec
-from mas.runtime.spec.model_ref import ModelChoice, ModelRow, ModelScope, resolve_model
+from mas.runtime.spec.model_ref import (
+    ModelChoice,
+    ModelRow,
+    ModelScope,
+    package_default_model,
+    resolve_model,
+)
 
 AUTO = "auto"
 
@@ -142,3 +148,29 @@ def compile_all(runtime: Runtime, manifests: ManifestSet) -> list[CompiledAgent]
     if problems:
         raise ManifestError(problems)
     return compiled
+
+
+def binding_checker(runtime: Runtime) -> BindingChecker:
+    """A checker for :func:`~mas.runtime.spec.loader.load_manifest_set`: binds a context
+    manager with default model slots and returns its problems (unknown types, bad params).
+    """
+
+    def check(binding: Binding, source: str, location: str) -> list[Problem]:
+        default = package_default_model() or ""
+        ctx = BindContext(
+            runtime=runtime,
+            agent_name="",
+            model_scope=ModelScope(),
+            turn_model=ModelChoice(default, "package.defaults.model"),
+            source=source,
+            location=location,
+        )
+        try:
+            bind("context_manager", binding, ctx)
+        except ManifestError as exc:
+            return exc.problems
+        except MasError as exc:
+            return [Problem(source, location, str(exc))]
+        return []
+
+    return check

@@ -8,7 +8,7 @@ all problems of all files before raising one :class:`ManifestError`.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from mas.runtime.errors import ManifestError, Problem
+from mas.runtime.spec.binding import Binding
 from mas.runtime.spec.experiment import Experiment, LocalConfig
 from mas.runtime.spec.manifests import DOCUMENT_KINDS, Agent, Infra, Mas, Overlay
 from mas.runtime.spec.overlay import deep_merge
@@ -23,6 +24,9 @@ from mas.runtime.spec.problems import problems_from_validation
 from mas.runtime.spec.yaml_io import read_yaml_documents
 
 CONFIG_ENV = "MAS_CONFIG"
+
+BindingChecker = Callable[[Binding, str, str], list[Problem]]
+"""Checks a context-manager binding: ``(binding, source, location) -> problems``."""
 
 
 @dataclass
@@ -81,6 +85,7 @@ def load_manifest_set(
     overlays: Sequence[Path] = (),
     infra: Path | None = None,
     config: Path | None = None,
+    check_binding: BindingChecker | None = None,
 ) -> ManifestSet:
     """Load, patch and validate manifests.
 
@@ -88,6 +93,9 @@ def load_manifest_set(
     :param overlays: extra Overlay files applied to the documents of ``files``.
     :param infra: an Infra manifest file.
     :param config: the local config.yaml; defaults to ``$MAS_CONFIG`` then ./config.yaml.
+    :param check_binding: also checks the ``spec.context_manager`` binding of an Agent
+        that failed validation elsewhere, so its unknown type or bad params are reported
+        in the same pass (valid agents are bound when they are compiled).
     :raises ManifestError: one problem per thing wrong, across all files.
     """
     problems: list[Problem] = []
@@ -107,7 +115,7 @@ def load_manifest_set(
     others.extend(_mas_agents(others, problems))
     _apply_overlays(overlay_pairs, others, problems)
     for doc in others:
-        _validate_document(doc, result, problems)
+        _validate_document(doc, result, problems, check_binding)
     if problems:
         raise ManifestError(problems)
     return result
@@ -254,7 +262,12 @@ def _doc_name(doc: RawDocument) -> str | None:
     return metadata.get("name") if isinstance(metadata, dict) else None
 
 
-def _validate_document(doc: RawDocument, result: ManifestSet, problems: list[Problem]) -> None:
+def _validate_document(
+    doc: RawDocument,
+    result: ManifestSet,
+    problems: list[Problem],
+    check_binding: BindingChecker | None,
+) -> None:
     if doc.kind == "experiment":
         return
     data = dict(doc.data)
@@ -262,6 +275,8 @@ def _validate_document(doc: RawDocument, result: ManifestSet, problems: list[Pro
     model = DOCUMENT_KINDS[doc.kind]  # type: ignore[index]
     validated = _validate(model, RawDocument(data, doc.path, doc.source), problems)
     if validated is None:
+        if doc.kind == "Agent" and check_binding is not None:
+            problems.extend(_binding_problems(data, doc.source, check_binding))
         return
     if isinstance(validated, Agent):
         mas = _validate(Mas, mas_doc, []) if mas_doc is not None else None
@@ -272,6 +287,18 @@ def _validate_document(doc: RawDocument, result: ManifestSet, problems: list[Pro
         if result.infra is not None:
             problems.append(Problem(doc.source, "kind", "more than one Infra document loaded"))
         result.infra = validated
+
+
+def _binding_problems(data: dict[str, Any], source: str, check: BindingChecker) -> list[Problem]:
+    spec = data.get("spec")
+    raw = spec.get("context_manager") if isinstance(spec, dict) else None
+    if raw is None:
+        return []
+    try:
+        binding = Binding.model_validate(raw)
+    except ValidationError:
+        return []  # a malformed binding is already among the agent's own problems
+    return check(binding, source, "spec.context_manager")
 
 
 def _load_config(path: Path | None, problems: list[Problem]) -> LocalConfig:
