@@ -11,6 +11,7 @@ append verbatim, until the managed history passes ``trigger x (1 + hysteresis_ra
 from __future__ import annotations
 
 import logging
+import math
 import time
 import traceback
 from dataclasses import replace
@@ -135,27 +136,28 @@ class SummarisingContextManager(FoldingManager):
         """The soft trigger before the first fold; after it, the hysteresis ceiling.
 
         The ceiling is ``trigger x (1 + h)``. When what the last compaction had to keep
-        (the ``keep_turns`` recent turns and the summary) is already over the soft
-        trigger, that ceiling would fold one turn and call the summarizer on every turn;
-        the summary is then reused until history nears the hard limit instead, so each
-        call folds many turns at once (spec 000: "reuse the summary until near the hard
-        budget").
+        (the ``keep_turns`` recent turns and the summary) is itself over the soft trigger,
+        the same hysteresis is taken from that baseline instead — ``baseline x (1 + h)``,
+        never past the history hard limit — so the summary is reused until history has
+        grown by ``h`` again rather than rewritten on every turn.
         """
         folded_before = self.state.folded_through > 0 or self.state.summary is not None
         if not folded_before:
             return budget.soft_trigger
-        if self.state.baseline_tokens > budget.soft_trigger:
-            if not self._warned_baseline:
-                self._warned_baseline = True
-                log.warning(
-                    "summarising: the kept turns and summary (%d tokens) exceed the trigger "
-                    "(%d, %s); compacting only near the history hard limit (%d). Lower "
-                    "keep_turns or raise summary_threshold to compact earlier.",
-                    self.state.baseline_tokens, budget.soft_trigger, budget.trigger_source,
-                    budget.history_hard_limit,
-                )
-            return budget.history_hard_limit
-        return budget.retrigger
+        baseline = self.state.baseline_tokens
+        if baseline <= budget.soft_trigger:
+            return budget.retrigger
+        if not self._warned_baseline:
+            self._warned_baseline = True
+            log.warning(
+                "summarising: the kept turns and summary (%d tokens) exceed the trigger "
+                "(%d, %s); the summary is rewritten whenever history grows %.0f%% past them. "
+                "Lower keep_turns or raise summary_threshold for fewer summarizer calls.",
+                baseline, budget.soft_trigger, budget.trigger_source,
+                budget.hysteresis_ratio * 100,
+            )
+        grown = math.floor(baseline * (1 + budget.hysteresis_ratio))
+        return max(budget.retrigger, min(grown, budget.history_hard_limit))
 
     def _recent_start(self, history: History, start: int) -> int:
         """Where the ``keep_turns`` recent user turns begin (``start`` if there are fewer)."""
