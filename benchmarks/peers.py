@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from abc import ABC, abstractmethod
 from typing import Any
 
 from benchmarks.counting import BUDGET, COUNTER, FakeSummarizer
@@ -20,20 +21,20 @@ from benchmarks.counting import BUDGET, COUNTER, FakeSummarizer
 Message = dict[str, Any]
 
 
-class Strategy:
+class Strategy(ABC):
     """What the harness calls. ``summarizer`` is the fake model, when the strategy has one."""
 
     name = ""
     config = ""
     summarizer: FakeSummarizer | None = None
 
+    @abstractmethod
     def request(self, user: Message, working: list[Message]) -> list[Message]:
         """OpenAI messages of the next model call."""
-        raise NotImplementedError
 
+    @abstractmethod
     def commit(self, turn: list[Message]) -> None:
         """Append a finished turn (user message, tool rounds, answer)."""
-        raise NotImplementedError
 
 
 # -- LangChain message conversion -----------------------------------------------------
@@ -232,9 +233,9 @@ class _AutogenContext(Strategy):
         self._added: dict[int, Any] = {}
         self._tokens: dict[int, tuple[Any, int]] = {}
 
+    @abstractmethod
     def make(self) -> Any:
         """The context under test."""
-        raise NotImplementedError
 
     def to_autogen(self, messages: list[Message]) -> list[Any]:
         """Autogen messages: parallel tool results become one result message."""

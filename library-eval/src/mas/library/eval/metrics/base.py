@@ -9,6 +9,7 @@ which may differ from the lower_snake_case registry name (``goal_success_rate``)
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -115,7 +116,7 @@ class JudgeMetric:
         return run.missing(self.inputs)
 
 
-class ComputedMetric:
+class ComputedMetric(ABC):
     """A metric computed from a run's events, transcript or dataset item; no model call.
 
     Subclasses set ``id``, ``description``, ``inputs`` and implement :meth:`compute`.
@@ -134,6 +135,6 @@ class ComputedMetric:
             return f"agent errored: {run.error}"
         return run.missing(self.inputs)
 
+    @abstractmethod
     def compute(self, run: SessionRun) -> MetricResult:
         """Score ``run``."""
-        raise NotImplementedError
