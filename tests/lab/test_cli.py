@@ -69,8 +69,10 @@ class Boom:
 
 
 class BoomStep:
+    """A step that always fails, to show the CLI reports a failed step and exits non-zero."""
+
     def __init__(self, params: Any, spec: Any) -> None:
-        pass
+        self.spec = spec
 
     def outputs(self, ctx: Any) -> list[str]:
         return []
