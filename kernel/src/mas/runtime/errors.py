@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import dataclass
 
 
@@ -31,8 +32,15 @@ class Problem:
 
 
 def _short_repr(value: object, limit: int = 80) -> str:
-    text = repr(value)
+    # reprlib stops after a few items per level and a few levels, so the cost is bounded
+    # whatever the value (a full repr of an expanded YAML alias bomb never finishes).
+    text = _BOUNDED.repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_BOUNDED = reprlib.Repr()
+_BOUNDED.maxlevel = 3
+_BOUNDED.maxstring = _BOUNDED.maxother = _BOUNDED.maxlong = 80
 
 
 class ManifestError(MasError):

@@ -1,4 +1,10 @@
-"""Safe YAML reading: multi-document, duplicate keys refused, Python tags refused."""
+"""Safe YAML reading: multi-document, duplicate keys refused, Python tags refused.
+
+Aliases are bounded too: a few hundred bytes of nested ``*alias`` references expand to
+billions of nodes the moment anything walks the document (validation, ``repr``, JSON), so a
+document whose expanded size passes :data:`MAX_EXPANDED_SIZE` is refused right after it is
+read, as is a recursive alias.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,13 @@ from typing import Any
 import yaml
 
 from mas.runtime.errors import ManifestError, Problem
+
+MAX_EXPANDED_SIZE = 10_000_000
+"""Largest expanded document accepted: nodes plus string characters, aliases followed.
+
+A file without aliases never expands beyond about twice its own length, so the limit is
+this or twice the file's length, whichever is larger.
+"""
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -51,6 +64,12 @@ def read_yaml_documents(path: str | Path, text: str | None = None) -> list[Any]:
         raise ManifestError([Problem(source, _where(exc), _yaml_message(exc))]) from exc
     except yaml.YAMLError as exc:
         raise ManifestError([Problem(source, "", f"invalid YAML: {exc}")]) from exc
+    limit = max(MAX_EXPANDED_SIZE, 2 * len(text))
+    for number, document in enumerate(documents, 1):
+        problem = _expansion_problem(document, limit)
+        if problem:
+            where = f"document {number}" if len(documents) > 1 else ""
+            raise ManifestError([Problem(source, where, problem)])
     if not documents:
         raise ManifestError(
             [
@@ -63,6 +82,53 @@ def read_yaml_documents(path: str | Path, text: str | None = None) -> list[Any]:
             ]
         )
     return documents
+
+
+def _expansion_problem(document: Any, limit: int) -> str:
+    """Why ``document`` is refused (``""``: it is not): too large once aliases are followed.
+
+    Walks the object graph once per distinct container (shared subtrees are sized once), so
+    the check itself stays linear in what was actually parsed.
+    """
+    sizes: dict[int, int] = {}
+    ancestors: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(document, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            ancestors.discard(key)
+            sizes[key] = 1 + sum(_weight(child, sizes) for child in _children(node))
+            if sizes[key] > limit:
+                return (
+                    f"document too large once its aliases are expanded (more than {limit:,} "
+                    "nodes and characters); write the repeated parts out or use fewer aliases"
+                )
+            continue
+        if key in sizes:
+            continue
+        if key in ancestors:
+            return "recursive alias: a node refers to itself through an *alias"
+        ancestors.add(key)
+        stack.append((node, True))
+        stack.extend(
+            (child, False)
+            for child in _children(node)
+            if isinstance(child, (dict, list)) and id(child) not in sizes
+        )
+    return ""
+
+
+def _children(node: Any) -> list[Any]:
+    if isinstance(node, dict):
+        return [*node.keys(), *node.values()]
+    return list(node) if isinstance(node, list) else []
+
+
+def _weight(child: Any, sizes: dict[int, int]) -> int:
+    if isinstance(child, (dict, list)):
+        return sizes[id(child)]
+    return 1 + len(child) if isinstance(child, (str, bytes)) else 1
 
 
 def _where(exc: yaml.MarkedYAMLError) -> str:
