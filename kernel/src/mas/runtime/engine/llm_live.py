@@ -320,6 +320,10 @@ class Engine:
             "drop_params": True,
         }
         kwargs.update({k: v for k, v in params.items() if v is not None})
+        if self.session_id:
+            # LiteLLM keeps this for itself (logging, custom providers) and never sends it
+            # on: the offline model keys its simulated prefix cache by it.
+            kwargs["litellm_session_id"] = self.session_id
         if tools:
             kwargs["tools"] = tools
         if self.api_base:

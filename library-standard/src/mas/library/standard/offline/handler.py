@@ -30,7 +30,8 @@ class OfflineLLM(CustomLLM):
                    acompletion: Any = None, litellm_params: Any = None, logger_fn: Any = None,
                    headers: Any = None, timeout: Any = None, client: Any = None) -> Any:
         """Answer one chat request (LiteLLM's synchronous entry point)."""
-        return self.answer(model, messages, optional_params, model_response)
+        return self.answer(model, messages, optional_params, model_response,
+                           _session(litellm_params))
 
     async def acompletion(self, model: str, messages: list[Any], api_base: str | None,
                           custom_prompt_dict: dict[str, Any], model_response: Any,
@@ -39,11 +40,15 @@ class OfflineLLM(CustomLLM):
                           litellm_params: Any = None, logger_fn: Any = None, headers: Any = None,
                           timeout: Any = None, client: Any = None) -> Any:
         """Answer one chat request (LiteLLM's asynchronous entry point)."""
-        return self.answer(model, messages, optional_params, model_response)
+        return self.answer(model, messages, optional_params, model_response,
+                           _session(litellm_params))
 
     def answer(self, model: str, messages: list[Any], optional_params: dict[str, Any],
-               model_response: Any) -> Any:
-        """Fill ``model_response`` with the rules' answer and estimator-based usage."""
+               model_response: Any, session: str = "") -> Any:
+        """Fill ``model_response`` with the rules' answer and estimator-based usage.
+
+        :param session: the engine's session id; the prefix cache is kept per session.
+        """
         tools = optional_params.get("tools") or None
         max_tokens = optional_params.get("max_tokens") or optional_params.get(
             "max_completion_tokens"
@@ -53,7 +58,7 @@ class OfflineLLM(CustomLLM):
         if max_tokens and DEFAULT_ESTIMATOR.text(text) > max_tokens:
             text, finish = text[: DEFAULT_ESTIMATOR.chars_for(max_tokens, like=text)], "length"
         prompt = DEFAULT_ESTIMATOR.messages(messages) + DEFAULT_ESTIMATOR.tools(tools)
-        cached = self.prefix_cache.probe(model, messages, tools, prompt)
+        cached = self.prefix_cache.probe(model, messages, tools, prompt, session)
         out = {"role": "assistant", "content": text, "tool_calls": reply.tool_calls or None}
         completion = DEFAULT_ESTIMATOR.message(out) - DEFAULT_ESTIMATOR.message_overhead
         choice = model_response.choices[0]
@@ -76,3 +81,9 @@ class OfflineLLM(CustomLLM):
             prompt_tokens_details={"cached_tokens": cached},
         )
         return model_response
+
+
+def _session(litellm_params: Any) -> str:
+    """The ``litellm_session_id`` the engine passed (LiteLLM hands it to custom providers)."""
+    value = litellm_params.get("litellm_session_id") if isinstance(litellm_params, dict) else None
+    return str(value) if value else ""

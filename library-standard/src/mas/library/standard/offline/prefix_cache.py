@@ -7,9 +7,13 @@ otherwise the tool schemas, every leading message that is identical (counted wit
 kernel's estimator), and the common character prefix of the first differing message's
 text divided by characters per token. The result is capped at the prompt tokens.
 
-A conversation is identified by the model and the first message (the system prompt), the
-way a provider's cache sees it: two sessions sending the same system prompt share a
-prefix, as they would at a real provider. Memory is bounded (least recently used first).
+A conversation is identified by the session that sent it, the model and the first message
+(the system prompt). Keying by session is a deliberate departure from a real provider,
+where two sessions sending the same system prompt share a prefix: sessions run
+concurrently, so a shared cache would make each session's hit rate depend on how the
+threads interleaved, and two identical runs would report different rates. Per session,
+requests arrive in order and the rates are a function of the inputs alone. Memory is
+bounded (least recently used first).
 """
 
 from __future__ import annotations
@@ -56,10 +60,10 @@ def shared_tokens(new: Snapshot, old: Snapshot) -> int:
     return tokens
 
 
-def conversation_key(model: str, messages: list[Message]) -> str:
-    """Which cache a request probes: its model and its first message."""
+def conversation_key(model: str, messages: list[Message], session: str = "") -> str:
+    """Which cache a request probes: its session, its model and its first message."""
     first = _dumps(messages[:1])
-    return hashlib.sha256(f"{model}\x1f{first}".encode()).hexdigest()
+    return hashlib.sha256(f"{session}\x1f{model}\x1f{first}".encode()).hexdigest()
 
 
 class PrefixCache:
@@ -76,10 +80,13 @@ class PrefixCache:
         self._lock = threading.Lock()
 
     def probe(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None,
-              prompt_tokens: int) -> int:
-        """Cached tokens of this request; then remember it for later requests."""
+              prompt_tokens: int, session: str = "") -> int:
+        """Cached tokens of this request; then remember it for later requests.
+
+        :param session: the sending session's id; requests of other sessions never count.
+        """
         new = snapshot(messages, tools)
-        key = conversation_key(model, messages)
+        key = conversation_key(model, messages, session)
         with self._lock:
             earlier = self._seen.pop(key, [])
             shared = max((shared_tokens(new, old) for old in earlier), default=0)
