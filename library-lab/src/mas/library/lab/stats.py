@@ -1,39 +1,55 @@
-"""Means with 95% confidence intervals (Student's t), for per-flavour results."""
+"""Intervals that fit the data, and paired comparisons for claims.
+
+- A sample of 0/1 values (FactRecall, a binary judge metric) is a proportion: its 95%
+  interval is Wilson's score interval, which stays inside [0, 1] and does not collapse to
+  a point at 0 or 1 successes the way the normal approximation does.
+- Any other sample gets a seeded percentile bootstrap of the mean: no normality assumed,
+  and the same seed gives the same interval on every run.
+- A claim compares two flavours on the same dataset items: the effect is the mean paired
+  difference, its interval a seeded paired bootstrap, and an exact two-sided sign test
+  gives the p-value (ties dropped), so a verdict never rests on the overlap of two
+  independent intervals.
+"""
 
 from __future__ import annotations
 
 import math
+import random
+import zlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
-# Two-sided 95% critical values of Student's t for 1..30 degrees of freedom.
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-        2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-_T95_LARGE = ((40, 2.021), (60, 2.000), (120, 1.980))
+Z95 = 1.959963984540054
+"""The 97.5th percentile of the standard normal."""
 
+RESAMPLES = 2000
+"""Bootstrap resamples per interval (the default of ``aggregate``'s ``resamples``)."""
 
-def t95(df: int) -> float:
-    """The 97.5th percentile of Student's t with ``df`` degrees of freedom (``df`` >= 1)."""
-    if df < 1:
-        raise ValueError(f"df: must be at least 1 (got {df})")
-    if df <= len(_T95):
-        return _T95[df - 1]
-    for limit, value in _T95_LARGE:
-        if df <= limit:
-            return value
-    return 1.960
+Method = Literal["wilson", "bootstrap", "none"]
+
+METHODS: dict[str, str] = {
+    "wilson": "Wilson score interval (0/1 values)",
+    "bootstrap": "seeded percentile bootstrap of the mean",
+    "none": "no interval (fewer than 2 values)",
+}
+"""What each interval method is, in words for the table and the report."""
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """A sample mean and its 95% interval (``None`` bounds when n < 2)."""
+    """A sample mean, its 95% interval and how the interval was computed.
+
+    :ivar low: lower bound, ``None`` when no interval could be computed (``method`` none).
+    :ivar method: ``wilson`` for 0/1 samples, ``bootstrap`` otherwise, ``none`` for n < 2
+        non-binary samples.
+    """
 
     mean: float
     low: float | None
     high: float | None
     n: int
+    method: Method = "none"
 
     def to_json(self) -> dict[str, Any]:
         """As JSON data."""
@@ -41,22 +57,131 @@ class Estimate:
 
     def overlaps(self, other: Estimate) -> bool:
         """Whether the two intervals overlap (a missing interval overlaps everything)."""
-        if None in (self.low, self.high, other.low, other.high):
+        if self.low is None or self.high is None or other.low is None or other.high is None:
             return True
-        return not (self.high < other.low or other.high < self.low)  # type: ignore[operator]
+        return not (self.high < other.low or other.high < self.low)
 
 
-def estimate(values: Sequence[float]) -> Estimate | None:
-    """Mean and 95% CI of ``values``; ``None`` for an empty sample."""
+def is_binary(values: Sequence[float]) -> bool:
+    """Whether every value is 0 or 1 (a proportion)."""
+    return bool(values) and all(v in (0.0, 1.0) for v in values)
+
+
+def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson's score interval for ``successes`` out of ``n`` (``n`` >= 1)."""
+    if n < 1 or not 0 <= successes <= n:
+        raise ValueError(f"successes/n: need 0 <= successes <= n and n >= 1 (got {successes}/{n})")
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    # At 0 and n successes the bound is exactly 0 (or 1); computed, it is off by rounding.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return low, high
+
+
+def stable_seed(seed: int, *labels: str) -> int:
+    """A seed for one interval, from the run's seed and labels (flavour, metric).
+
+    Derived with crc32, not ``hash()``, so it is the same in every process: an interval does
+    not depend on the order metrics are visited in, nor on PYTHONHASHSEED.
+    """
+    return zlib.crc32("\x1f".join([str(seed), *labels]).encode())
+
+
+def bootstrap_mean(values: Sequence[float], seed: int,
+                   resamples: int = RESAMPLES) -> tuple[float, float]:
+    """Percentile bootstrap 95% interval of the mean of ``values`` (at least 2)."""
+    if len(values) < 2:
+        raise ValueError(f"values: need at least 2 for a bootstrap (got {len(values)})")
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(math.fsum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    return _percentile(means, 0.025), _percentile(means, 0.975)
+
+
+def _percentile(ordered: Sequence[float], q: float) -> float:
+    """Linear-interpolated quantile ``q`` of an already sorted sequence."""
+    position = q * (len(ordered) - 1)
+    below = math.floor(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
+
+
+def estimate(values: Sequence[float], *, seed: int = 0, resamples: int = RESAMPLES,
+             proportion: bool = True) -> Estimate | None:
+    """Mean and 95% interval of ``values``; ``None`` for an empty sample.
+
+    :param proportion: the values are shares of a whole (a recall, a binary judge score):
+        all-0/1 samples then get Wilson's interval. Counts (calls, tokens) pass ``False``
+        and always get the bootstrap, even when every session happened to count 0 or 1.
+    """
     n = len(values)
     if n == 0:
         return None
     mean = math.fsum(values) / n
+    if proportion and is_binary(values):
+        low, high = wilson(round(mean * n), n)
+        return Estimate(mean, low, high, n, "wilson")
     if n < 2:
-        return Estimate(mean, None, None, n)
-    variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
-    half = t95(n - 1) * math.sqrt(variance / n)
-    return Estimate(mean, mean - half, mean + half, n)
+        return Estimate(mean, None, None, n, "none")
+    low, high = bootstrap_mean(values, seed, resamples)
+    return Estimate(mean, low, high, n, "bootstrap")
+
+
+def sign_test(differences: Sequence[float]) -> float:
+    """Exact two-sided sign-test p-value of ``differences`` (zeros dropped; 1.0 if none left)."""
+    positive = sum(1 for d in differences if d > 0)
+    negative = sum(1 for d in differences if d < 0)
+    n = positive + negative
+    if n == 0:
+        return 1.0
+    extreme = min(positive, negative)
+    tail: float = math.fsum(math.comb(n, k) for k in range(extreme + 1)) / 2 ** n
+    return min(1.0, 2.0 * tail)
+
+
+@dataclass(frozen=True)
+class Paired:
+    """A paired comparison of two flavours on one metric, over the sessions both ran.
+
+    :ivar effect: mean of (this flavour − the other) over the paired sessions.
+    :ivar low: lower bound of the paired-bootstrap 95% interval of ``effect`` (``None`` when
+        fewer than 2 pairs).
+    :ivar wins: pairs where the difference points the claimed way; ``losses`` the other way;
+        ``ties`` no difference.
+    :ivar p_value: exact two-sided sign test over wins and losses.
+    """
+
+    effect: float
+    low: float | None
+    high: float | None
+    n: int
+    wins: int
+    losses: int
+    ties: int
+    p_value: float
+
+    def to_json(self) -> dict[str, Any]:
+        """As JSON data."""
+        return asdict(self)
+
+
+def paired(differences: Sequence[float], *, sign: float, seed: int,
+           resamples: int = RESAMPLES) -> Paired | None:
+    """The paired comparison of ``differences`` (better − than); ``sign`` -1 when lower wins."""
+    n = len(differences)
+    if n == 0:
+        return None
+    effect = math.fsum(differences) / n
+    low: float | None = None
+    high: float | None = None
+    if n >= 2:
+        low, high = bootstrap_mean(differences, seed, resamples)
+    wins = sum(1 for d in differences if sign * d > 0)
+    losses = sum(1 for d in differences if sign * d < 0)
+    return Paired(effect, low, high, n, wins, losses, n - wins - losses, sign_test(differences))
 
 
 def format_value(value: float) -> str:
@@ -66,3 +191,8 @@ def format_value(value: float) -> str:
     if value == int(value) and abs(value) >= 10:
         return f"{value:.0f}"
     return f"{value:.3g}"
+
+
+def format_p(p: float) -> str:
+    """A p-value in two significant digits, ``<0.001`` below that."""
+    return "<0.001" if p < 0.001 else f"{p:.2g}"

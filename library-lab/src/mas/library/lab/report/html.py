@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from mas.library.lab.report.table import LABELS, cell, row_order
+from mas.library.lab.report.table import LABELS, cell, methods_note, row_order
 
 _STYLE = """
 body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}
@@ -41,8 +41,8 @@ def render_html(info: dict[str, Any], results: dict[str, Any], plots: dict[str, 
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
         f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>"
         f"<p class='note'>run created {escape(str(info.get('created', '?')))}; "
-        f"flavours: {escape(', '.join(flavours))}; values are per-session means with 95% "
-        f"confidence intervals (Student's t).</p>"
+        f"flavours: {escape(', '.join(flavours))}; values are per-session means. "
+        f"{escape(methods_note(results))}</p>"
         f"<table><tr><th>metric</th>{head}</tr>{''.join(rows)}</table>"
         + (f"<h2>Claims checked against this run</h2><ul>{''.join(claims)}</ul>" if claims else "")
         + "".join(f"<p class='note'>{escape(n)}</p>" for n in notes)

@@ -1,10 +1,10 @@
-"""The terminal table: one row per result id, one column per flavour, ``mean ±95% CI``."""
+"""The terminal table: one row per result id, one column per flavour, ``mean [95% interval]``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mas.library.lab.stats import format_value
+from mas.library.lab.stats import METHODS, format_value
 from mas.library.lab.steps.aggregate import USAGE
 
 SCORE_FIRST = ("FactRecall", "ProbeRecall")
@@ -23,6 +23,20 @@ LABELS = {
 }
 
 
+LOWER_IS_BETTER = frozenset({"PromptTokens", "TotalTokens", "SummarizerCalls", "SummarizerTokens",
+                             "LLMCalls", "Cost", "PairViolations"})
+NEUTRAL = frozenset({"Compactions"})
+"""Rows where less is better, and rows that are a count with no better direction; every
+other row (recalls, judge metrics, the cache-hit rate) is better when higher."""
+
+
+def better(metric: str) -> str:
+    """Which way is better for ``metric``: ``higher``, ``lower`` or ``-`` (neither)."""
+    if metric in NEUTRAL:
+        return "-"
+    return "lower" if metric in LOWER_IS_BETTER else "higher"
+
+
 def row_order(results: dict[str, Any]) -> list[str]:
     """Scores first (FactRecall, ProbeRecall, judge metrics), then usage columns."""
     present = {m for per in results["metrics"].values() for m in per}
@@ -33,25 +47,41 @@ def row_order(results: dict[str, Any]) -> list[str]:
 
 
 def cell(entry: dict[str, Any] | None) -> str:
-    """``mean ±half`` (just the mean when the interval is unknown), ``-`` when missing."""
+    """``mean [low, high]`` (just the mean when the interval is unknown), ``-`` when missing.
+
+    Intervals are written as bounds, not ``±half``: Wilson and bootstrap intervals are not
+    symmetric around the mean.
+    """
     if not entry:
         return "-"
     mean = entry["mean"]
     if entry.get("low") is None or entry.get("high") is None:
         return format_value(mean)
-    half = (entry["high"] - entry["low"]) / 2
-    return f"{format_value(mean)} ±{format_value(half)}"
+    return f"{format_value(mean)} [{format_value(entry['low'])}, {format_value(entry['high'])}]"
+
+
+def methods_note(results: dict[str, Any]) -> str:
+    """One line saying how the intervals and the claims were computed."""
+    used = sorted({e.get("method", "none") for per in results["metrics"].values()
+                   for e in per.values()})
+    methods = results.get("methods") or {}
+    text = "95% intervals: " + "; ".join(f"{METHODS.get(m, m)}" for m in used)
+    if "seed" in methods:
+        text += f" (seed {methods['seed']}, {methods.get('resamples')} resamples)"
+    if methods.get("claims"):
+        text += f". Claims: {methods['claims']}"
+    return text + "."
 
 
 def render_table(results: dict[str, Any]) -> str:
     """The whole table, with session counts and the checked claims underneath."""
     flavours = results["flavours"]
-    rows = [["metric (mean ±95% CI)", *flavours]]
+    rows = [["metric (mean [95% interval])", "better", *flavours]]
     for metric in row_order(results):
-        rows.append([LABELS.get(metric, metric),
+        rows.append([LABELS.get(metric, metric), better(metric),
                      *[cell(results["metrics"][f].get(metric)) for f in flavours]])
     sessions = results.get("sessions", {})
-    rows.append(["sessions (failed)",
+    rows.append(["sessions (failed)", "",
                  *[f"{sessions.get(f, {}).get('total', 0)} ({sessions.get(f, {}).get('failed', 0)})"
                    for f in flavours]])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -61,6 +91,7 @@ def render_table(results: dict[str, Any]) -> str:
                                for i, text in enumerate(row)).rstrip())
         if number == 0:
             lines.append("  ".join("-" * w for w in widths))
+    lines.append(methods_note(results))
     for claim in results.get("claims") or []:
         lines.append(f"* {claim['text']}")
     return "\n".join(lines)

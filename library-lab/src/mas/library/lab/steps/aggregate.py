@@ -1,10 +1,12 @@
-"""``aggregate``: per-flavour means with 95% confidence intervals, and the claims checked.
+"""``aggregate``: per-flavour means with 95% intervals, and the claims checked.
 
 Per session it reads the trajectory (usage, context, probes) and ``metrics.json`` (every
-scored metric id); per flavour it writes the mean, 95% CI and sample size of each into
+scored metric id); per flavour it writes the mean, 95% interval, its method (Wilson for
+0/1 values, a seeded bootstrap otherwise) and the sample size of each into
 ``results.json``, and the terminal table into ``results.txt``. ``config.compare`` states
-claims ("flavour A has a higher FactRecall than flavour B") that the report checks against
-the data and states honestly either way.
+claims ("flavour A has a higher FactRecall than flavour B") that are checked on the paired
+per-session differences (paired bootstrap interval, exact sign test) and stated honestly
+either way, with the effect size and the differences behind it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mas.library.lab.rundir import read_json, write_json, write_text
-from mas.library.lab.stats import Estimate, estimate, format_value
+from mas.library.lab.stats import (
+    METHODS,
+    RESAMPLES,
+    Estimate,
+    estimate,
+    format_p,
+    format_value,
+    paired,
+    stable_seed,
+)
 from mas.library.lab.steps import RESULTS_FILE, TABLE_FILE, TRAJECTORIES_FILE, StepContext
 from mas.library.lab.steps.trajectories import read_trajectories
 from mas.runtime.errors import MasError
@@ -42,6 +53,12 @@ from its prefix cache.
 """
 
 
+COUNTS = frozenset({"LLMCalls", "Tokens", "Cost", "Compactions"} | {
+    result_id for result_id, _ in USAGE if result_id not in ("ProbeRecall", "PromptCacheRate")})
+"""Result ids that count something (calls, tokens, dollars): never a proportion, so never a
+Wilson interval, even when every session counted 0 or 1."""
+
+
 class Claim(BaseModel):
     """A comparison the report checks: ``better`` beats ``than`` on ``metric``."""
 
@@ -59,6 +76,9 @@ class AggregateParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     compare: list[Claim] = Field(default_factory=list, description="Claims to check.")
+    seed: int = Field(default=0, description="Seed of every bootstrap interval.")
+    resamples: int = Field(default=RESAMPLES, ge=100, le=100_000,
+                           description="Bootstrap resamples per interval.")
 
 
 def _cache_rate(record: dict[str, Any]) -> float | None:
@@ -81,7 +101,8 @@ def session_values(record: dict[str, Any], metrics: dict[str, Any] | None) -> di
     return values
 
 
-def aggregate(ctx: StepContext, claims: list[Claim]) -> dict[str, Any]:
+def aggregate(ctx: StepContext, claims: list[Claim], *, seed: int = 0,
+              resamples: int = RESAMPLES) -> dict[str, Any]:
     """The ``results.json`` document for the run folder of ``ctx``."""
     records = read_trajectories(ctx.path(TRAJECTORIES_FILE))
     if not records:
@@ -101,24 +122,38 @@ def aggregate(ctx: StepContext, claims: list[Claim]) -> dict[str, Any]:
         for metric_id, value in session_values(record, metrics).items():
             samples[flavour].setdefault(metric_id, {})[cell] = value
     results: dict[str, dict[str, Estimate]] = {
-        f: {m: e for m, v in samples[f].items() if (e := estimate(list(v.values()))) is not None}
+        f: {m: e for m, v in samples[f].items()
+            if (e := estimate(list(v.values()), seed=stable_seed(seed, f, m),
+                              resamples=resamples, proportion=m not in COUNTS)) is not None}
         for f in flavours
     }
     return {
         "flavours": flavours,
         "sessions": sessions,
         "metrics": {f: {m: e.to_json() for m, e in sorted(results[f].items())} for f in flavours},
-        "claims": [check_claim(claim, results, samples) for claim in claims],
+        "samples": {f: {m: dict(sorted(v.items())) for m, v in sorted(samples[f].items())}
+                    for f in flavours},
+        "methods": {**METHODS, "claims": PAIRED_METHOD, "seed": seed, "resamples": resamples},
+        "claims": [check_claim(claim, results, samples, seed=seed, resamples=resamples)
+                   for claim in claims],
     }
 
 
+PAIRED_METHOD = ("paired over the sessions both flavours ran: effect = mean difference, "
+                 "seeded paired-bootstrap 95% interval, exact two-sided sign test")
+"""How claims are checked, as the report states it."""
+
+
 def check_claim(claim: Claim, results: dict[str, dict[str, Estimate]],
-                samples: dict[str, dict[str, dict[str, float]]] | None = None) -> dict[str, Any]:
-    """Whether the data support ``claim``, in one honest sentence.
+                samples: dict[str, dict[str, dict[str, float]]] | None = None, *,
+                seed: int = 0, resamples: int = RESAMPLES) -> dict[str, Any]:
+    """Whether the data support ``claim``, in one honest sentence, with its effect size.
 
     With per-session ``samples`` the comparison is paired (same item and run in both
-    flavours): the claim is *clear* when the 95% interval of the differences excludes 0.
-    Without them it is clear when the two flavours' intervals do not overlap.
+    flavours): the claim is *clear* when the paired-bootstrap 95% interval of the mean
+    difference excludes 0; the record carries the effect, the interval, the sign-test
+    p-value and every difference. Without samples it is clear when the two flavours'
+    intervals do not overlap.
     """
     record: dict[str, Any] = claim.model_dump()
     better = results.get(claim.better, {}).get(claim.metric)
@@ -130,28 +165,36 @@ def check_claim(claim: Claim, results: dict[str, dict[str, Estimate]],
         return record
     sign = 1.0 if claim.direction == "higher" else -1.0
     holds = sign * (better.mean - than.mean) > 0
-    paired = _paired(claim, samples or {})
-    if paired is not None and paired.low is not None and paired.high is not None:
-        clear = holds and (paired.low > 0 if sign > 0 else paired.high < 0)
-        how = (f"paired over {paired.n} sessions, 95% CI of the difference "
-               f"[{format_value(paired.low)}, {format_value(paired.high)}]")
+    left = (samples or {}).get(claim.better, {}).get(claim.metric, {})
+    right = (samples or {}).get(claim.than, {}).get(claim.metric, {})
+    common = sorted(set(left) & set(right))
+    differences = [left[c] - right[c] for c in common]
+    comparison = paired(differences, sign=sign, resamples=resamples,
+                        seed=stable_seed(seed, claim.better, claim.than, claim.metric))
+    if comparison is not None and comparison.low is not None and comparison.high is not None:
+        clear = holds and (comparison.low > 0 if sign > 0 else comparison.high < 0)
+        how = (f"effect {_signed(comparison.effect)}, paired over {comparison.n} sessions, "
+               f"95% CI [{format_value(comparison.low)}, {format_value(comparison.high)}], "
+               f"{comparison.wins} better / {comparison.losses} worse / {comparison.ties} tied, "
+               f"sign test p={format_p(comparison.p_value)}")
+        record.update(paired=comparison.to_json(), differences=[
+            {"session": c, "better": left[c], "than": right[c], "difference": left[c] - right[c]}
+            for c in common])
     else:
         clear = holds and not better.overlaps(than)
         how = "95% intervals " + ("do not overlap" if not better.overlaps(than) else "overlap")
     verdict = ("holds" + ("" if clear else ", but not clearly")
                if holds else "does NOT hold in this run")
     record.update(holds=holds, clear=clear, better_mean=better.mean, than_mean=than.mean,
+                  effect=better.mean - than.mean,
                   text=f"{claim.better} has a {claim.direction} {claim.metric} than {claim.than}: "
                        f"{verdict} ({format_value(better.mean)} vs "
                        f"{format_value(than.mean)}; {how})")
     return record
 
 
-def _paired(claim: Claim, samples: dict[str, dict[str, dict[str, float]]]) -> Estimate | None:
-    left = samples.get(claim.better, {}).get(claim.metric, {})
-    right = samples.get(claim.than, {}).get(claim.metric, {})
-    common = sorted(set(left) & set(right))
-    return estimate([left[c] - right[c] for c in common]) if common else None
+def _signed(value: float) -> str:
+    return ("+" if value > 0 else "") + format_value(value)
 
 
 class Aggregate:
@@ -168,7 +211,8 @@ class Aggregate:
         """Aggregate, check the claims, write the table."""
         from mas.library.lab.report.table import render_table
 
-        results = aggregate(ctx, self.params.compare)
+        results = aggregate(ctx, self.params.compare, seed=self.params.seed,
+                            resamples=self.params.resamples)
         write_json(ctx.path(RESULTS_FILE), results)
         write_text(ctx.path(TABLE_FILE), render_table(results) + "\n")
         held = sum(1 for c in results["claims"] if c.get("holds"))
