@@ -1,4 +1,4 @@
-"""mas-ctl run / chat / inspect / serve: run folders, resume, and the JSON-lines control."""
+"""mas-ctl run / chat / inspect: run folders and resume (serve: tests/kernel/test_control.py)."""
 
 from __future__ import annotations
 
@@ -103,29 +103,6 @@ def test_killed_mid_session_resumes_without_losing_or_repeating_turns(
     texts = [m["content"] for m in final["transcript"] if m["role"] == "user"]
     expected = [json.loads(line) for line in turns.read_text().splitlines()]
     assert texts == [t if isinstance(t, str) else t["user"] for t in expected]
-
-
-def test_serve_answers_inspect_context(write: Callable[[str, str], Path], mas_ctl: Callable[..., object], tmp_path: Path) -> None:
-    agent = write("agent.yaml", AGENT)
-    out = tmp_path / "runs" / "one"
-    mas_ctl("run", agent, "--input", _turns(tmp_path / "t.jsonl", 1), "--out", out)
-    session_id = load_state(out / "session.json")["session_id"]
-    requests = "\n".join([
-        json.dumps({"id": 1, "method": "inspect_context", "params": {"session_id": session_id}}),
-        json.dumps({"id": 2, "method": "list_sessions"}),
-        json.dumps({"id": 3, "method": "inspect_context", "params": {"session_id": "nope"}}),
-        "not json",
-        json.dumps({"id": 5, "method": "explode"}),
-    ]) + "\n"
-    mas_ctl_path = str(Path(sys.executable).with_name("mas-ctl"))
-    done = subprocess.run([mas_ctl_path, "serve", "--stdio", "--runs", str(tmp_path / "runs")],
-                          input=requests, capture_output=True, text=True, timeout=60)
-    replies = [json.loads(line) for line in done.stdout.splitlines()]
-    assert replies[0]["id"] == 1 and replies[0]["result"]["session_id"] == session_id
-    assert replies[1]["result"] == [session_id]
-    assert "no session 'nope'" in replies[2]["error"]["message"]
-    assert replies[3]["error"]["message"].startswith("not JSON")
-    assert "unknown method 'explode'" in replies[4]["error"]["message"]
 
 
 def test_chat_answers_and_inspects(write: Callable[[str, str], Path], tmp_path: Path) -> None:

@@ -16,10 +16,11 @@ import click
 
 from mas.runtime.cli._app import CliState, cli, handle_errors
 from mas.runtime.cli.compile_cmd import compile_command, validate_command
-from mas.runtime.cli.inspect_cmd import inspect_command, serve_command
+from mas.runtime.cli.inspect_cmd import inspect_command
 from mas.runtime.cli.plugins_cmd import plugins_command
 from mas.runtime.cli.run_cmd import chat_command, run_command
 from mas.runtime.cli.schema_cmd import schema_command
+from mas.runtime.cli.serve_cmd import serve_command
 
 __all__ = ["CliState", "cli", "main"]
 
