@@ -82,17 +82,21 @@ def test_in_process_registration_via_fixture(register_plugin) -> None:  # type: 
 
 
 def test_duplicate_name_names_both_providers() -> None:
-    with pytest.raises(DuplicateTypeError) as info:
+    with pytest.raises(PluginLoadError) as info:
         Runtime.create(
             entry_points=False,
+            strict=True,
             plugins=[("one", _summarizer_plugin("same")), ("two", _summarizer_plugin("same"))],
         )
+    assert isinstance(info.value.__cause__, DuplicateTypeError)
     assert 'plugin "one"' in str(info.value) and 'plugin "two"' in str(info.value)
 
 
-def test_duplicate_of_an_installed_type_is_refused() -> None:
-    with pytest.raises(DuplicateTypeError, match="first_words"):
-        Runtime.create(plugins=[("mine", _summarizer_plugin("first_words"))])
+def test_duplicate_of_an_installed_type_faults_the_newcomer_only() -> None:
+    runtime = Runtime.create(plugins=[("mine", _summarizer_plugin("first_words"))])
+    assert runtime.registries.summarizer.get("first_words").provider.name == "test_plugin"
+    [fault] = runtime.pm.failures
+    assert fault.entry_point == "mine" and isinstance(fault.reason, DuplicateTypeError)
 
 
 def test_type_names_must_be_lower_snake_case() -> None:
@@ -109,8 +113,11 @@ def test_disable_env_skips_a_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_misspelled_hook_fails_at_start_up() -> None:
     plugin = SimpleNamespace(mas_register_summarisers=hookimpl(lambda registry: None))
-    with pytest.raises(pluggy.PluginValidationError, match="mas_register_summarisers"):
-        make_plugin_manager(entry_points=False, plugins=[("typo", plugin)])
+    with pytest.raises(PluginLoadError, match="mas_register_summarisers") as info:
+        make_plugin_manager(entry_points=False, strict=True, plugins=[("typo", plugin)])
+    assert isinstance(info.value.__cause__, pluggy.PluginValidationError)
+    pm = make_plugin_manager(entry_points=False, plugins=[("typo", plugin)])
+    assert pm.failed_names() == ["typo"] and not pm.has_plugin("typo")
 
 
 def test_observer_failure_does_not_stop_others() -> None:
@@ -159,7 +166,7 @@ def _broken_distribution(tmp_path: Path, failure: str) -> dict[str, str]:
 def test_plugin_import_failure_is_reported_and_others_still_load(tmp_path: Path) -> None:
     env = _broken_distribution(tmp_path, "raise ImportError('missing optional dep')\n")
     done = subprocess.run([MAS_CTL, "plugins"], env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
     assert [f["entry_point"] for f in report["failed"]] == ["broken"]
     failure = report["failed"][0]

@@ -55,11 +55,19 @@ class ManifestError(MasError):
 
 
 class PluginLoadError(MasError):
-    """A plugin's entry point could not be imported or registered.
+    """A plugin could not be imported, registered, or run its registration hooks.
 
-    The message names the entry point, its group, and the distribution and version that
-    declared it; the original exception is the ``__cause__``.
+    The message names the entry point, its group, the distribution and version that
+    declared it, what was being done (``stage``) and, when known, the file and line where
+    it went wrong; the original exception is the ``__cause__``.
     """
+
+    _DOING = {
+        "import": "importing",
+        "register": "registering",
+        "hook": "running a registration hook of",
+        "command": "adding a command of",
+    }
 
     def __init__(
         self,
@@ -68,17 +76,33 @@ class PluginLoadError(MasError):
         distribution: str | None,
         version: str | None,
         reason: BaseException,
+        *,
+        stage: str = "import",
+        file: str | None = None,
+        line: int | None = None,
     ) -> None:
         self.entry_point = entry_point
         self.group = group
         self.distribution = distribution
         self.version = version
         self.reason = reason
+        self.stage = stage
+        self.file = file
+        self.line = line
         dist = f"{distribution} {version}" if distribution else "unknown distribution"
+        where = ""
+        if file:
+            where = f" at {file}:{line}" if line else f" at {file}"
         super().__init__(
-            f'Error importing plugin "{entry_point}" (entry point group {group!r}, '
-            f"distribution {dist}): {type(reason).__name__}: {reason}"
+            f'Error {self._DOING.get(stage, stage)} plugin "{entry_point}" '
+            f"(entry point group {group!r}, distribution {dist}){where}: "
+            f"{type(reason).__name__}: {reason}"
         )
+
+    @property
+    def hint(self) -> str:
+        """How to run without this plugin."""
+        return f"MAS_DISABLE_PLUGINS={self.entry_point} skips it"
 
 
 class UnknownTypeError(MasError, LookupError):
@@ -110,3 +134,10 @@ class BudgetExceededError(MasError):
 
 class ModelCallError(MasError):
     """A model call failed after LiteLLM's own retries; the message says why, once."""
+
+
+class StorageError(MasError):
+    """A file could not be written or read (disk full, permissions, a full database).
+
+    The message names the file and what to do; the ``OSError`` is the ``__cause__``.
+    """

@@ -1,15 +1,19 @@
 """Plugin discovery and the runtime's plugin manager.
 
 Load order is fixed: add the hookspecs, register the kernel's built-in plugin, load the
-entry points of group ``mas`` (skipping those named in ``MAS_DISABLE_PLUGINS``), then
-``check_pending()`` so a misspelled hook fails at start-up rather than never being called.
-A plugin that fails to import is recorded as a :class:`PluginLoadError` and the others
-still load; ``strict=True`` raises it instead.
+entry points of group ``mas`` (skipping those named in ``MAS_DISABLE_PLUGINS``), then check
+every plugin for hooks no spec declares, so a misspelled hook fails at start-up rather
+than never being called.
+
+One faulty plugin never takes the others down: a plugin that fails to import, to
+register, or declares an unknown hook is recorded as a :class:`PluginLoadError` (with the
+file and line in its own code), reported once on stderr with the ``MAS_DISABLE_PLUGINS``
+hint, and left out; ``strict=True`` raises the error instead.
 """
 
 from __future__ import annotations
 
-import logging
+import difflib
 import os
 import sys
 from collections.abc import Iterable
@@ -18,7 +22,7 @@ from typing import Any
 import importlib_metadata
 import pluggy
 
-from mas.runtime import hookspecs
+from mas.runtime import _plugin_faults, hookspecs
 from mas.runtime.errors import PluginLoadError
 from mas.runtime.registry import PluginInfo
 
@@ -26,26 +30,80 @@ PROJECT = "mas"
 ENTRY_POINT_GROUP = "mas"
 DISABLE_ENV = "MAS_DISABLE_PLUGINS"
 TRACE_ENV = "MAS_TRACE_PLUGINS"
-
-log = logging.getLogger(__name__)
+IN_PROCESS = "in-process"
+"""The group recorded for plugins registered from code rather than an entry point."""
 
 
 class MasPluginManager(pluggy.PluginManager):
     """A pluggy manager that also remembers where each plugin came from and what failed."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, strict: bool = False) -> None:
         super().__init__(PROJECT)
+        self.strict = strict
         self.infos: dict[str, PluginInfo] = {}
+        self.groups: dict[str, str] = {}
         self.failures: list[PluginLoadError] = []
 
-    def register_plugin(self, plugin: object, name: str, info: PluginInfo | None = None) -> None:
-        """Register ``plugin`` under ``name`` and record its provenance."""
-        self.register(plugin, name=name)
+    def register_plugin(
+        self,
+        plugin: object,
+        name: str,
+        info: PluginInfo | None = None,
+        *,
+        group: str = IN_PROCESS,
+    ) -> None:
+        """Register ``plugin`` under ``name`` and record its provenance.
+
+        A plugin pluggy refuses (a hook whose arguments its spec lacks) becomes a fault.
+        """
         self.infos[name] = info or PluginInfo(name)
+        self.groups[name] = group
+        try:
+            self.register(plugin, name=name)
+        except pluggy.PluginValidationError as exc:
+            file, line = _plugin_faults.fault_location(exc, _plugin_faults.package_of(plugin))
+            self.fail(name, exc, stage="register", file=file, line=line)
 
     def info(self, name: str) -> PluginInfo:
         """Provenance of the plugin registered as ``name``."""
         return self.infos.get(name, PluginInfo(name))
+
+    def fail(
+        self,
+        name: str,
+        reason: BaseException,
+        *,
+        stage: str,
+        file: str | None = None,
+        line: int | None = None,
+    ) -> PluginLoadError:
+        """Record that plugin ``name`` is faulty, take it out, and report it once.
+
+        :raises PluginLoadError: when the manager is strict.
+        """
+        info = self.info(name)
+        error = PluginLoadError(
+            name,
+            self.groups.get(name, ENTRY_POINT_GROUP),
+            info.distribution,
+            info.version,
+            reason,
+            stage=stage,
+            file=file,
+            line=line,
+        )
+        error.__cause__ = reason
+        if self.strict:
+            raise error from reason
+        if self.has_plugin(name):
+            self.unregister(name=name)
+        self.failures.append(error)
+        _plugin_faults.report(error)
+        return error
+
+    def failed_names(self) -> list[str]:
+        """Names of the plugins left out because of a fault, in the order they failed."""
+        return [f.entry_point for f in self.failures]
 
 
 def disabled_plugins(env: dict[str, str] | None = None) -> set[str]:
@@ -71,7 +129,7 @@ def make_plugin_manager(
     """
     from mas.runtime import _builtin
 
-    pm = MasPluginManager()
+    pm = MasPluginManager(strict=strict)
     pm.add_hookspecs(hookspecs)
     if os.environ.get(TRACE_ENV, "") not in ("", "0"):
         pm.trace.root.setwriter(sys.stderr.write)
@@ -83,8 +141,8 @@ def make_plugin_manager(
     for name, plugin in plugins:
         pm.register_plugin(plugin, name)
     if entry_points:
-        _load_entry_points(pm, strict=strict)
-    pm.check_pending()
+        _load_entry_points(pm)
+    _drop_unknown_hooks(pm)
     return pm
 
 
@@ -95,20 +153,50 @@ def _version() -> str | None:
         return None
 
 
-def _load_entry_points(pm: MasPluginManager, *, strict: bool) -> None:
+def _load_entry_points(pm: MasPluginManager) -> None:
     for ep in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
         if pm.is_blocked(ep.name) or pm.has_plugin(ep.name):
             continue
         dist = getattr(ep, "dist", None)
-        dist_name = dist.metadata["Name"] if dist is not None else None
-        dist_version = dist.version if dist is not None else None
+        info = PluginInfo(
+            ep.name,
+            dist.metadata["Name"] if dist is not None else None,
+            dist.version if dist is not None else None,
+        )
         try:
             plugin: Any = ep.load()
-            pm.register_plugin(plugin, ep.name, PluginInfo(ep.name, dist_name, dist_version))
         except Exception as exc:  # a broken plugin must not take the others down
-            error = PluginLoadError(ep.name, ENTRY_POINT_GROUP, dist_name, dist_version, exc)
-            error.__cause__ = exc
-            if strict:
-                raise error from exc
-            log.warning("%s", error)
-            pm.failures.append(error)
+            pm.infos[ep.name] = info
+            pm.groups[ep.name] = ENTRY_POINT_GROUP
+            # The module named by the entry point is the plugin's own code, even unimported.
+            package = ep.module.rpartition(".")[0] or ep.module
+            file, line = _plugin_faults.fault_location(exc, package)
+            pm.fail(ep.name, exc, stage="import", file=file, line=line)
+            continue
+        pm.register_plugin(plugin, ep.name, info, group=ENTRY_POINT_GROUP)
+
+
+def _drop_unknown_hooks(pm: MasPluginManager) -> None:
+    # pluggy's check_pending() raises for the first offender and leaves it registered;
+    # here each plugin with a hook no spec declares is faulted on its own.
+    known = [name for name in dir(hookspecs) if name.startswith(PROJECT + "_")]
+    for name, plugin in pm.list_name_plugin():
+        if plugin is None:
+            continue
+        for caller in pm.get_hookcallers(plugin) or []:
+            if caller.has_spec():
+                continue
+            impl = next(
+                (i for i in caller.get_hookimpls() if i.plugin is plugin and not i.optionalhook),
+                None,
+            )
+            if impl is None:
+                continue
+            close = difflib.get_close_matches(caller.name, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            reason = pluggy.PluginValidationError(
+                plugin, f"unknown hook {caller.name!r}{hint}"
+            )
+            file, line = _plugin_faults.function_location(impl.function)
+            pm.fail(name, reason, stage="register", file=file, line=line)
+            break

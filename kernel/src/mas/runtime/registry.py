@@ -20,6 +20,7 @@ from mas.runtime.errors import DuplicateTypeError, UnknownTypeError
 KINDS: tuple[str, ...] = (
     "context_manager",
     "summarizer",
+    "identifier_extractor",
     "eval_metric",
     "lab_step",
     "model_provider",
@@ -30,6 +31,7 @@ KINDS: tuple[str, ...] = (
 REGISTRATION_HOOKS: dict[str, str] = {
     "context_manager": "mas_register_context_managers",
     "summarizer": "mas_register_summarizers",
+    "identifier_extractor": "mas_register_identifier_extractors",
     "eval_metric": "mas_register_eval_metrics",
     "lab_step": "mas_register_lab_steps",
     "model_provider": "mas_register_model_providers",
@@ -138,6 +140,13 @@ class KindRegistry:
         for alias in entry.aliases:
             self.aliases[alias] = name
 
+    def discard_provider(self, plugin: str) -> None:
+        """Forget every type (and alias) that plugin ``plugin`` registered."""
+        gone = {name for name, e in self.entries.items() if e.provider.name == plugin}
+        for name in gone:
+            del self.entries[name]
+        self.aliases = {a: n for a, n in self.aliases.items() if n not in gone}
+
     def _owner(self, folded: str) -> TypeEntry | None:
         canonical = self.aliases.get(folded, folded)
         return self.entries.get(canonical)
@@ -196,6 +205,11 @@ class Registries:
     def summarizer(self) -> KindRegistry:
         """Registry of summarizer type strings."""
         return self._by_kind["summarizer"]
+
+    @property
+    def identifier_extractor(self) -> KindRegistry:
+        """Registry of identifier extractors (``summarising``'s identifier check)."""
+        return self._by_kind["identifier_extractor"]
 
     @property
     def eval_metric(self) -> KindRegistry:

@@ -9,6 +9,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from mas.runtime._plugin_faults import fault_location, package_of
 from mas.runtime.events import Event
 from mas.runtime.plugins import MasPluginManager, make_plugin_manager
 from mas.runtime.registry import KINDS, REGISTRATION_HOOKS, Registries
@@ -45,6 +46,20 @@ class Runtime:
             )
         )
 
+    def fail_plugin(
+        self,
+        name: str,
+        reason: BaseException,
+        *,
+        stage: str,
+        file: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        """Fault plugin ``name`` after start-up: record and report it, forget its types."""
+        self.pm.fail(name, reason, stage=stage, file=file, line=line)
+        for registry in self.registries:
+            registry.discard_provider(name)
+
     def add_listener(self, listener: EventListener) -> Callable[[], None]:
         """Send every emitted event to ``listener`` too; returns a function that removes it."""
         self._listeners.append(listener)
@@ -73,16 +88,29 @@ def build_registries(pm: MasPluginManager) -> Registries:
     """Call each registration hook plugin by plugin, recording who registered what.
 
     Calling implementations one at a time (rather than through ``pm.hook``) is what lets
-    each entry remember its provider and a duplicate name say which two plugins clash.
+    each entry remember its provider and a duplicate name say which two plugins clash. A
+    hook that raises (a bad type name, a duplicate, a bug) faults its plugin alone: what it
+    registered is forgotten in every kind, it is taken out of the manager, and the other
+    plugins' types stay.
     """
     registries = Registries()
-    failed = [f.entry_point for f in pm.failures]
+    failed = pm.failed_names()
     for kind in KINDS:
         registry = registries[kind]
+        # One list shared by every kind, so a fault found later still reaches earlier kinds.
         registry.failed_plugins = failed
         caller = getattr(pm.hook, REGISTRATION_HOOKS[kind])
         for impl in reversed(caller.get_hookimpls()):
+            if impl.plugin_name in failed:
+                continue
             pm.trace.root.get("registry")(caller.name, impl.plugin_name)
             registry.current = pm.info(impl.plugin_name)
-            impl.function(**_accepted({"registry": registry}, impl.argnames))
+            try:
+                impl.function(**_accepted({"registry": registry}, impl.argnames))
+            except Exception as exc:  # one plugin's bug must not take the CLI down
+                file, line = fault_location(exc, package_of(impl.plugin))
+                pm.fail(impl.plugin_name, exc, stage="hook", file=file, line=line)
+                failed.append(impl.plugin_name)
+                for each in registries:
+                    each.discard_provider(impl.plugin_name)
     return registries

@@ -10,7 +10,9 @@ Fixtures:
     ``register_plugin(obj, name=None)`` registers ``obj`` (a module or an object with
     ``@hookimpl`` methods) into a fresh runtime built with the installed plugins plus every
     object registered so far in this test, and returns that runtime. Nothing outlives the
-    test: each call builds a new manager.
+    test: each call builds a new manager. A fault of a plugin registered this way (a hook
+    that raises, a duplicate or badly formed type name, an unknown hook) is raised as
+    :class:`~mas.runtime.errors.PluginLoadError`.
 """
 
 from __future__ import annotations
@@ -35,6 +37,13 @@ def register_plugin() -> Callable[..., Runtime]:
 
     def register(plugin: object, name: str | None = None, *, entry_points: bool = True) -> Runtime:
         registered.append((name or f"test-plugin-{len(registered)}", plugin))
-        return Runtime.create(entry_points=entry_points, plugins=list(registered))
+        runtime = Runtime.create(entry_points=entry_points, plugins=list(registered))
+        # The plugin under test must not be left out quietly: its fault fails the test.
+        # Faults of other installed plugins are reported on stderr, as in mas-ctl.
+        mine = {n for n, _ in registered}
+        for fault in runtime.pm.failures:
+            if fault.entry_point in mine:
+                raise fault
+        return runtime
 
     return register

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from mas.runtime._plugin_faults import fault_location, package_of
 from mas.runtime.cli._app import CliState, cli, handle_errors
 from mas.runtime.cli.compile_cmd import compile_command, validate_command
 from mas.runtime.cli.inspect_cmd import inspect_command
@@ -63,11 +64,23 @@ def _with_plugin_commands(state: CliState) -> _Group:
         callback=cli.callback,
     )
     group.state = state
-    for entry in state.runtime.registries.cli_command:
+    runtime = state.runtime
+    for entry in list(runtime.registries.cli_command):
+        # A command that clashes or fails to build faults its plugin; mas-ctl still starts.
+        if entry.provider.name in runtime.pm.failed_names():
+            continue
         if entry.name in group.commands:
-            raise click.UsageError(
-                f"plugin {entry.provider.describe()} registers command {entry.name!r}, "
-                "which mas-ctl already has"
+            runtime.fail_plugin(
+                entry.provider.name,
+                click.UsageError(f"registers command {entry.name!r}, which mas-ctl already has"),
+                stage="command",
             )
-        group.add_command(entry.factory(), entry.name)
+            continue
+        try:
+            command = entry.factory()
+        except Exception as exc:
+            file, line = fault_location(exc, package_of(entry.factory))
+            runtime.fail_plugin(entry.provider.name, exc, stage="command", file=file, line=line)
+            continue
+        group.add_command(command, entry.name)
     return group

@@ -55,8 +55,9 @@ def bind(kind: str, binding: Binding, ctx: BindContext) -> Any:
     :param kind: the registry kind, e.g. ``"summarizer"``.
     :param binding: the normalized binding.
     :param ctx: the agent being bound; ``ctx.location`` is this binding's YAML path.
-    :raises ManifestError: unknown type (listing available names) or invalid params, one
-        problem per field.
+    :raises ManifestError: unknown type (listing available names), invalid params (one
+        problem per field), or params the factory rejected with ``ValueError`` or
+        ``TypeError`` (one problem at ``params``).
     """
     registry = ctx.runtime.registries[kind]
     try:
@@ -69,7 +70,17 @@ def bind(kind: str, binding: Binding, ctx: BindContext) -> Any:
         raise ManifestError(
             problems_from_validation(exc, ctx.source, _at(ctx.location, "params"))
         ) from exc
-    return entry.factory(params, ctx)
+    try:
+        return entry.factory(params, ctx)
+    except ValidationError as exc:
+        raise ManifestError(
+            problems_from_validation(exc, ctx.source, _at(ctx.location, "params"))
+        ) from exc
+    except (ValueError, TypeError) as exc:
+        # A plugin may reject params its model cannot express (one field against another,
+        # a file that must exist) by raising at bind time: that is user input, not a bug.
+        message = f"{binding.type}: {exc}"
+        raise ManifestError([Problem(ctx.source, _at(ctx.location, "params"), message)]) from exc
 
 
 def _at(location: str, key: str) -> str:

@@ -1,0 +1,269 @@
+"""One faulty plugin never takes mas-ctl down; params a plugin rejects (issue 14, items 1, 2, 4).
+
+Each fault kind is a real installed distribution: a package plus a ``.dist-info`` with
+its entry point, put on ``PYTHONPATH`` of a ``mas-ctl`` subprocess, so discovery goes
+through importlib.metadata exactly as for a pip-installed plugin and the shared venv is
+never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mas.runtime import PluginLoadError, Runtime, hookimpl
+from mas.runtime.registry import KindRegistry
+
+MAS_CTL = str(Path(sys.executable).with_name("mas-ctl"))
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE_AGENT = ROOT / "library-standard/examples/agent/agent.yaml"
+
+HEADER = "from mas.runtime import hookimpl\n\n"
+
+FAULTS = {
+    "hook_raises": (
+        HEADER
+        + "@hookimpl\n"
+        + "def mas_register_summarizers(registry):\n"
+        + "    registry.register('fine_one', lambda p, c: None)\n"
+        + "    raise RuntimeError('bug in my hook')\n",
+        "hook",
+        6,
+        "RuntimeError: bug in my hook",
+    ),
+    "bad_name": (
+        HEADER
+        + "@hookimpl\n"
+        + "def mas_register_summarizers(registry):\n"
+        + "    registry.register('NotSnake', lambda p, c: None)\n",
+        "hook",
+        5,
+        "summarizer type name 'NotSnake' must be lower_snake_case",
+    ),
+    "misspelled_hook": (
+        HEADER + "@hookimpl\ndef mas_register_summarisers(registry):\n    pass\n",
+        "register",
+        3,
+        "unknown hook 'mas_register_summarisers' (did you mean 'mas_register_summarizers'?)",
+    ),
+    "duplicate": (
+        HEADER
+        + "@hookimpl\n"
+        + "def mas_register_context_managers(registry):\n"
+        + "    registry.register('sliding_window', lambda p, c: None)\n",
+        "hook",
+        5,
+        "context_manager type 'sliding_window' registered twice",
+    ),
+    "import_fails": (
+        "import os\n\nimport a_module_nobody_installed  # noqa\n",
+        "import",
+        3,
+        "ModuleNotFoundError: No module named 'a_module_nobody_installed'",
+    ),
+    "syntax_error": (HEADER + "def broken(:\n", "import", 3, "SyntaxError"),
+    "command_clash": (
+        HEADER
+        + "@hookimpl\n"
+        + "def mas_register_cli_commands(registry):\n"
+        + "    registry.register('plugins', lambda: None)\n",
+        "command",
+        None,
+        "registers command 'plugins', which mas-ctl already has",
+    ),
+}
+
+
+def install_faulty(site: Path, name: str, source: str) -> Path:
+    """Install distribution ``mas-faulty-<name>`` 1.0 with entry point ``faulty`` into ``site``."""
+    package = site / f"faulty_{name}"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "plugin.py").write_text(source)
+    info = site / f"mas_faulty_{name}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: mas-faulty-{name}\nVersion: 1.0\n"
+    )
+    (info / "entry_points.txt").write_text(f"[mas]\nfaulty = faulty_{name}.plugin\n")
+    return package / "plugin.py"
+
+
+def mas_ctl(site: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run mas-ctl with ``site`` on PYTHONPATH, from ``site`` so no config.yaml is read."""
+    full = dict(os.environ, **env)
+    full.pop("MAS_CONFIG", None)
+    full["PYTHONPATH"] = str(site) + os.pathsep + full.get("PYTHONPATH", "")
+    return subprocess.run(
+        [MAS_CTL, *args], env=full, cwd=site, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize("kind", sorted(FAULTS))
+def test_a_faulty_plugin_is_reported_once_and_the_rest_keeps_working(
+    tmp_path: Path, kind: str
+) -> None:
+    source, stage, line, message = FAULTS[kind]
+    plugin_file = install_faulty(tmp_path, kind, source)
+
+    for args in (["--help"], ["--version"], ["compile", "--json", str(EXAMPLE_AGENT)]):
+        done = mas_ctl(tmp_path, *args)
+        assert done.returncode == 0, (args, done.stderr)
+        assert "Traceback" not in done.stderr
+        assert done.stderr.count("MAS_DISABLE_PLUGINS=faulty skips it") == 1, done.stderr
+        assert f"distribution mas-faulty-{kind} 1.0" in done.stderr
+
+    listed = mas_ctl(tmp_path, "plugins")
+    assert listed.returncode == 1
+    report = json.loads(listed.stdout)
+    assert "standard" in {p["name"] for p in report["plugins"]}
+    assert "faulty" not in {p["name"] for p in report["plugins"]}
+    [failure] = report["failed"]
+    assert failure["entry_point"] == "faulty"
+    assert failure["distribution"] == f"mas-faulty-{kind}"
+    assert failure["version"] == "1.0"
+    assert failure["stage"] == stage
+    assert message in failure["error"]
+    if line is not None:
+        assert failure["file"] == str(plugin_file)
+        assert failure["line"] == line
+        assert f"{plugin_file}:{line}" in failure["error"]
+        assert f"{plugin_file}:{line}" in listed.stderr
+
+    skipped = mas_ctl(tmp_path, "plugins", MAS_DISABLE_PLUGINS="faulty")
+    assert skipped.returncode == 0, skipped.stderr
+    assert skipped.stderr == ""
+    assert json.loads(skipped.stdout)["failed"] == []
+
+
+def test_types_of_a_faulted_plugin_are_forgotten_and_named_when_bound(tmp_path: Path) -> None:
+    install_faulty(tmp_path, "hook_raises", FAULTS["hook_raises"][0])
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(
+        EXAMPLE_AGENT.read_text().replace("type: summarising", "type: fine_one", 1)
+    )
+    done = mas_ctl(tmp_path, "validate", str(agent))
+    assert done.returncode == 2
+    assert "unknown context_manager type 'fine_one'" in done.stderr
+    assert "plugins that failed to load: faulty" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def _plugin(**hooks: object) -> object:
+    return type("Plugin", (), {name: staticmethod(hookimpl(f)) for name, f in hooks.items()})()
+
+
+def test_in_process_fault_takes_out_only_that_plugin() -> None:
+    def good(registry: KindRegistry) -> None:
+        registry.register("good_one", lambda p, c: None)
+
+    def bad_cm(registry: KindRegistry) -> None:
+        registry.register("half_done", lambda p, c: None)
+
+    def bad(registry: KindRegistry) -> None:
+        raise KeyError("oops")
+
+    runtime = Runtime.create(
+        entry_points=False,
+        plugins=[
+            ("good", _plugin(mas_register_summarizers=good)),
+            ("bad", _plugin(mas_register_context_managers=bad_cm, mas_register_summarizers=bad)),
+        ],
+    )
+    assert "good_one" in runtime.registries.summarizer
+    assert "half_done" not in runtime.registries.context_manager, "earlier kinds are rolled back"
+    assert not runtime.pm.has_plugin("bad")
+    [fault] = runtime.pm.failures
+    assert (fault.entry_point, fault.group, fault.stage) == ("bad", "in-process", "hook")
+    assert fault.file == __file__
+
+
+def test_strict_raises_the_first_fault() -> None:
+    def bad(registry: KindRegistry) -> None:
+        registry.register("Bad", lambda p, c: None)
+
+    with pytest.raises(PluginLoadError, match="lower_snake_case") as info:
+        Runtime.create(
+            entry_points=False, strict=True, plugins=[("bad", _plugin(mas_register_summarizers=bad))]
+        )
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_import_error_names_file_and_line_in_strict_mode(tmp_path: Path) -> None:
+    plugin_file = install_faulty(tmp_path, "deep", "x = 1\n\n\nraise ImportError('no extra')\n")
+    code = textwrap.dedent(
+        """
+        from mas.runtime import make_plugin_manager, PluginLoadError
+        try:
+            make_plugin_manager(strict=True)
+        except PluginLoadError as exc:
+            print(exc.file, exc.line)
+        """
+    )
+    env = dict(os.environ, PYTHONPATH=str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == [str(plugin_file), "4"], done.stderr
+
+
+def test_register_plugin_fixture_raises_the_fault_of_the_plugin_under_test(register_plugin) -> None:  # type: ignore[no-untyped-def]
+    def bad(registry: KindRegistry) -> None:
+        registry.register("first_words", lambda p, c: None)
+
+    with pytest.raises(PluginLoadError, match="registered twice"):
+        register_plugin(_plugin(mas_register_summarizers=bad), "mine")
+
+
+PICKY = '''
+from pydantic import BaseModel, ConfigDict
+from mas.runtime import hookimpl
+
+
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    low: int = 1
+    high: int = 2
+
+
+class Picky:
+    def __init__(self, params, ctx):
+        if params.low >= params.high:
+            raise ValueError(f"low ({params.low}) must be below high ({params.high})")
+        if params.low < 0:
+            raise TypeError("low must not be negative")
+
+
+@hookimpl
+def mas_register_summarizers(registry):
+    registry.register("picky", Picky, params=Params)
+'''
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ("{low: 5, high: 3}", "picky: low (5) must be below high (3)"),
+        ("{low: -3, high: 3}", "picky: low must not be negative"),
+    ],
+)
+def test_params_rejected_by_the_factory_name_the_field_and_exit_2(
+    tmp_path: Path, params: str, message: str
+) -> None:
+    install_faulty(tmp_path, "picky", PICKY)
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(
+        EXAMPLE_AGENT.read_text().replace(
+            "        type: llm\n        params:\n          model: summarizer   # a spec.models[].id\n",
+            f"        type: picky\n        params: {params}\n",
+        )
+    )
+    done = mas_ctl(tmp_path, "validate", str(agent))
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"{agent}: spec.context_manager.params.summarizer.params: {message}"
+    )
