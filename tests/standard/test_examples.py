@@ -78,6 +78,7 @@ def test_example_plugin_binds_by_type_string_and_runs(register_plugin) -> None:
     runtime = register_plugin(
         __import__("mas.library.standard.plugin", fromlist=["x"]), "standard", entry_points=False
     )
+    from mas.library.standard.plugins.context.identifier_check import SECTION_HEAD
     from mas.runtime.spec.binding import Binding, bind
 
     raw = {
@@ -93,7 +94,10 @@ def test_example_plugin_binds_by_type_string_and_runs(register_plugin) -> None:
     cm = bind("context_manager", Binding.model_validate(raw), make_ctx(runtime))
     history = run_session(cm, None, 40, window=8_000, reserve=500)
     assert cm.state.summary is not None and "BK-" in cm.state.summary
-    assert len(cm.state.summary) <= 400
+    # The plugin's own text keeps its cap; the identifier check appends what it dropped.
+    prose, _, kept = cm.state.summary.partition(SECTION_HEAD)
+    assert len(prose) <= 400
+    assert "BK-24" in kept and cm.state.identifiers["missing"] == 0
     assert len(history.turn_starts()) <= 40
 
 

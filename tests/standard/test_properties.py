@@ -174,8 +174,9 @@ def test_assembled_request_invariants(s: dict[str, Any]) -> None:
 
 @given(scenarios())
 def test_recent_turns_are_byte_identical_and_failures_lose_nothing(s: dict[str, Any]) -> None:
-    """The keep_turns most recent user turns come back byte-identical; a summarizer failure
-    never loses a committed message (count, order and ids kept)."""
+    """The verbatim tail comes back byte-identical, whole turns, at most keep_turns of them
+    (keep_turns is an upper bound; tokens bound it too); a summarizer failure never loses a
+    committed message (count, order and ids kept)."""
     if s["cm"]["type"] != "summarising":
         s["cm"] = {"type": "summarising", "params": {"keep_turns": 2}}
     cm, rec = bound(s)
@@ -184,10 +185,15 @@ def test_recent_turns_are_byte_identical_and_failures_lose_nothing(s: dict[str, 
     b = ContextBudget.compute(window=s["window"], reserve=s["reserve"], settings=cm.budget_settings)
     managed = cm.manage_history(history, b, engine=EngineDouble(s["mode"]))
     keep = cm.params.keep_turns
+    live = managed.messages[managed.leading_rows :]
     starts = user_turn_starts(original)
-    if keep and starts:
-        recent = original[starts[-min(keep, len(starts))] :]
-        assert managed.messages[len(managed.messages) - len(recent) :] == recent
+    newest = original[starts[-1] :] if starts else original
+    if len(live) >= len(newest):
+        assert live[len(live) - len(newest) :] == newest
+    if cm.state.folded_through:
+        assert live == original[len(original) - len(live) :]
+        assert not live or live[0]["role"] == "user"
+        assert len(user_turn_starts(live)) <= keep
     failed = bool(rec.of("compaction.exception"))
     cm.commit(history)
     if failed:

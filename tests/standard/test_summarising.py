@@ -383,7 +383,8 @@ def test_kept_turns_over_the_trigger_take_the_hysteresis_from_the_baseline(
     keep_turns recent turns alone exceed the trigger: measured from what the last
     compaction kept, so the summary is not rewritten on every turn; warned once."""
     cm, _, engine = summarising(
-        binder, engine_double, keep_turns=3, summary_threshold=1_000, hysteresis_ratio=0.5
+        binder, engine_double, keep_turns=3, summary_threshold=1_000, hysteresis_ratio=0.5,
+        tail_tokens=5_000,
     )
     b = budget_for(8_000, cm)
     history = history_of(4, size=1_200)  # 3 kept turns of ~620 tokens: over the trigger
@@ -421,15 +422,32 @@ def test_no_summarizer_call_when_the_current_turn_leaves_no_room_for_history(
 
 def test_in_turn_working_memory_does_not_trigger_a_fold(binder, engine_double) -> None:
     """Spec 000: the summarizer "is not called on every in-turn tool step": committed
-    history is judged at the turn boundary, without this turn's tool results in flight."""
+    history is judged at the turn boundary, without this turn's tool results in flight,
+    as long as the request still fits the hard limit."""
     cm, _, engine = summarising(binder, engine_double, keep_turns=1)
     history = history_of(8)
     quiet = budget_for(3_000, cm)
     assert history.total_tokens < quiet.soft_trigger
+    busy = ContextBudget.compute(
+        window=3_000, reserve=0, fixed=FixedCosts(system=10, working_memory=900),
+        settings=cm.budget_settings,
+    )
+    assert busy.soft_trigger < history.total_tokens <= busy.history_hard_limit
+    managed = cm.manage_history(history, busy, engine=engine)
+    assert engine.calls == [] and not managed.compacted
+
+
+def test_in_flight_results_that_leave_no_room_fold_instead_of_being_cut(
+    binder, engine_double
+) -> None:
+    """Issue 10: what the request cannot hold is folded now, not cut by the final trim."""
+    cm, _, engine = summarising(binder, engine_double, keep_turns=1)
+    history = history_of(8)
     busy = ContextBudget.compute(
         window=3_000, reserve=0, fixed=FixedCosts(system=10, working_memory=2_000),
         settings=cm.budget_settings,
     )
     assert history.total_tokens > busy.history_hard_limit
     managed = cm.manage_history(history, busy, engine=engine)
-    assert engine.calls == [] and not managed.compacted
+    assert len(engine.calls) == 1 and managed.compacted
+    assert managed.tokens <= busy.history_hard_limit

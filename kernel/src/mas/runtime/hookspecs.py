@@ -53,6 +53,22 @@ def mas_register_summarizers(registry: KindRegistry) -> None:
 
 
 @hookspec
+def mas_register_identifier_extractors(registry: KindRegistry) -> None:
+    """Register identifier extractors: what a summary must keep of the turns it folds.
+
+    Called once while the runtime builds its registries. ``summarising`` binds one through
+    ``params.identifier_extractor`` (default ``standard``) and, before committing a
+    summary, checks that every identifier it returns for the folded messages appears in
+    the summary. A factory is called as ``factory(params, ctx)`` and returns an object
+    with ``extract(messages: list[dict]) -> list[str]`` (distinct, in order of first
+    appearance).
+
+    :param registry: the ``identifier_extractor`` registry.
+    :return: nothing; results are ignored.
+    """
+
+
+@hookspec
 def mas_register_eval_metrics(registry: KindRegistry) -> None:
     """Register eval metrics that score a session run (judge metrics or computed ones).
 

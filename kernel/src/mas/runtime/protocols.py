@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from mas.runtime.errors import MasError
 
 if TYPE_CHECKING:
+    from mas.runtime.context.accounting import FoldLedger
     from mas.runtime.context.budget import BudgetSettings, ContextBudget
     from mas.runtime.context.history import History
     from mas.runtime.runtime import Runtime
@@ -185,6 +186,10 @@ class SummaryRequest:
     """
 
     messages: list[Message]
+    :ivar max_summary_tokens: the room the context manager has for the summary block;
+        a summarizer keeps its summary within it (``None``: its own cap only).
+    :ivar must_include: identifiers the summary must quote verbatim (the identifier
+        check's re-ask lists what a first summary left out).
     previous_summary: str | None = None
     system: str | None = None
     tools: list[dict[str, Any]] | None = None
@@ -193,6 +198,8 @@ class SummaryRequest:
 
 
 @dataclass(frozen=True)
+    max_summary_tokens: int | None = None
+    must_include: tuple[str, ...] = ()
 class SummaryResult:
     """What a summarizer produced.
 
@@ -229,6 +236,15 @@ class Summarizer(Protocol):
 @dataclass(frozen=True)
 class ManagedHistory:
     """The bounded history a context manager returns for one model call.
+@runtime_checkable
+class IdentifierExtractor(Protocol):
+    """Finds the identifiers a summary of some messages must keep (codes, amounts, ...)."""
+
+    def extract(self, messages: list[Message]) -> list[str]:
+        """Distinct identifiers in ``messages``, in order of first appearance."""
+        ...
+
+
 
     :ivar messages: summary row (if any), retained skill rows (if sent), recent messages.
     :ivar tokens: estimated tokens of ``messages``.
@@ -243,6 +259,8 @@ class ManagedHistory:
     """
 
     messages: list[Message]
+    :ivar ledger: what the manager has folded out of live history, summarized or dropped
+        (``None``: everything it left out counts as dropped by its policy).
     tokens: int
     summary_rows: int = 0
     skill_rows: tuple[int, ...] = ()
@@ -253,6 +271,12 @@ class ManagedHistory:
 
 
 @runtime_checkable
+    ledger: FoldLedger | None = None
+
+    @property
+    def leading_rows(self) -> int:
+        """Rows before the live committed messages (summary block, retained skill rows)."""
+        return self.summary_rows + len(self.skill_rows)
 class ContextManager(Protocol):
     """A bound history strategy (``summarising``, ``sliding_window``, ``stack``, ...).
 

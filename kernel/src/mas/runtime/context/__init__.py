@@ -27,11 +27,13 @@ only through :mod:`mas.runtime.context.groups`.
 
 from __future__ import annotations
 
+from mas.runtime.context.accounting import Accounting, FoldLedger, Tally, account
 from mas.runtime.context.assembler import (
     AssembledRequest,
     assemble,
     fixed_costs,
     prepare_request,
+    request_accounting,
 )
 from mas.runtime.context.budget import (
     DEFAULT_HYSTERESIS_RATIO,
@@ -64,6 +66,11 @@ from mas.runtime.context.skills import (
 from mas.runtime.context.trimmer import TrimResult, trim_request
 
 __all__ = [
+    "Accounting",
+    "FoldLedger",
+    "Tally",
+    "account",
+    "request_accounting",
     "DEFAULT_ESTIMATOR",
     "DEFAULT_HYSTERESIS_RATIO",
     "DEFAULT_RESERVE",

@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mas.runtime.context.accounting import Accounting, Tally, account
 from mas.runtime.context.budget import ContextBudget, FixedCosts
 from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
 from mas.runtime.context.history import History
 from mas.runtime.context.parts import ContextPart, order_parts, system_text
-from mas.runtime.context.trimmer import TrimResult, system_tokens, trim_request
+from mas.runtime.context.trimmer import TrimResult, sendable_tokens, system_tokens, trim_request
 from mas.runtime.events import Event
 from mas.runtime.protocols import ContextManager, ManagedHistory, Message, SummaryEngine
 
@@ -38,6 +39,8 @@ class AssembledRequest:
     :ivar trim: what the final trim kept and removed.
     :ivar parts: metadata of every collected part (never its text).
     :ivar tools_tokens: estimate of ``tools``.
+    :ivar accounting: where every committed message went (``None`` when assembled without
+        the session's history, as :func:`assemble` alone is).
     """
 
     messages: list[Message]
@@ -48,6 +51,7 @@ class AssembledRequest:
     trim: TrimResult
     parts: list[dict[str, Any]] = field(default_factory=list)
     tools_tokens: int = 0
+    accounting: Accounting | None = None
 
     @property
     def warnings(self) -> list[str]:
@@ -87,6 +91,7 @@ class AssembledRequest:
                 "evicted_parts": [p.section_id for p in t.evicted_parts],
             },
             "over_budget": self.over_budget,
+            "accounting": self.accounting.as_dict() if self.accounting is not None else None,
             "_compaction_metadata": self.managed.metadata,
         }
 
@@ -97,13 +102,43 @@ def fixed_costs(
     working_memory: Sequence[Message],
     tools: list[dict[str, Any]] | None,
     estimator: TokenEstimator = DEFAULT_ESTIMATOR,
+    *,
+    hard_budget: int | None = None,
 ) -> FixedCosts:
-    """Estimate everything in the request that is not committed history."""
+    """Estimate everything in the request that is not committed history.
+
+    With ``hard_budget``, in-flight tool results count at the size the trim shortens them
+    to before it would cut history (:func:`~mas.runtime.context.trimmer.sendable_tokens`).
+    """
+    wm = sum(
+        estimator.message(m) if hard_budget is None
+        else sendable_tokens(m, estimator.message(m), hard_budget)
+        for m in working_memory
+    )
     return FixedCosts(
         system=system_tokens(list(parts), estimator),
         current_input=estimator.message(current_input) if current_input is not None else 0,
-        working_memory=estimator.messages(working_memory),
+        working_memory=wm,
         tools=estimator.tools(tools),
+    )
+
+
+def request_accounting(
+    history: History, managed: ManagedHistory, trim: TrimResult
+) -> Accounting:
+    """The four states of every committed message on this request (DESIGN §11)."""
+    live_messages = len(managed.messages) - managed.leading_rows
+    cached = managed.message_tokens
+    live_tokens = (
+        sum(cached[managed.leading_rows :]) if cached is not None
+        else history.tokens_between(history.end - live_messages, history.end)
+    )
+    return account(
+        committed=history.end,
+        live=Tally(live_messages, live_tokens),
+        ledger=managed.ledger,
+        trimmed=Tally(trim.dropped_history, trim.dropped_history_tokens),
+        summary_sent=managed.summary_rows > 0 and not trim.dropped_summary,
     )
 
 
@@ -201,7 +236,12 @@ def prepare_request(
     :param runtime: where events go (``None``: no events).
     """
     est = estimator or history.estimator
-    fixed = fixed_costs(parts, current_input, working_memory, tools, est)
+    # The hard budget does not depend on the fixed costs; the fixed costs need it to count
+    # in-flight tool results at the size the trim would send them.
+    hard = ContextBudget.compute(
+        window=window, reserve=reserve, settings=cm.budget_settings
+    ).hard_budget
+    fixed = fixed_costs(parts, current_input, working_memory, tools, est, hard_budget=hard)
     budget = ContextBudget.compute(
         window=window,
         reserve=reserve,
@@ -223,6 +263,7 @@ def prepare_request(
         budget=budget,
         estimator=est,
     )
+    request.accounting = request_accounting(history, managed, request.trim)
     if runtime is not None:
         for warning in request.warnings:
             runtime.emit(Event("warning", {"source": "context", "message": warning}, session_id))

@@ -5,6 +5,10 @@ new message and updates a running prefix sum, the list of user-turn starts and t
 of messages carrying skill blocks, so bounding a 10,000-message history costs work
 proportional to what changed. Positions are *absolute*: message ``i`` keeps number ``i``
 even after a context manager's write-back drops the folded prefix (``base`` moves up).
+
+Pruning replaces a message in place; the first version of every replaced message is kept
+as its *original* until the message is dropped, so a summary is written from what was
+really said rather than from a pruned placeholder (DESIGN §11).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ class History:
         self._cum: list[int] = [0]
         self._user_starts: list[int] = []
         self._skill_rows: list[int] = []
+        self._originals: dict[int, Message] = {}
         self.extend(messages)
 
     # -- reading ---------------------------------------------------------------------
@@ -93,6 +98,18 @@ class History:
         hi = len(self._tokens) if stop is None else max(stop, self._base) - self._base
         return self._tokens[lo:hi]
 
+    def original(self, index: int) -> Message:
+        """The message at absolute ``index`` as it was committed, before any pruning."""
+        found = self._originals.get(index)
+        return found if found is not None else self._messages[index - self._base]
+
+    def originals(self, start: int, stop: int) -> list[Message]:
+        """:meth:`original` of every message of absolute range ``[start, stop)``."""
+        if not self._originals:
+            return self.slice(start, stop)
+        lo, hi = max(start, self._base), min(stop, self.end)
+        return [self.original(i) for i in range(lo, hi)]
+
     def turn_starts(self, start: int | None = None) -> list[int]:
         """Absolute numbers of the ``user`` messages at or after ``start``."""
         lo = self._base if start is None else start
@@ -136,6 +153,7 @@ class History:
             )
         tokens = self.estimator.message(message)
         delta = tokens - self._tokens[local]
+        self._originals.setdefault(index, old)
         self._messages[local] = message
         self._tokens[local] = tokens
         if delta:
@@ -163,17 +181,32 @@ class History:
         self._base += count
         del self._user_starts[: bisect_left(self._user_starts, self._base)]
         del self._skill_rows[: bisect_left(self._skill_rows, self._base)]
+        if self._originals:
+            self._originals = {i: m for i, m in self._originals.items() if i >= self._base}
         return count
 
     # -- saving ----------------------------------------------------------------------
 
     def to_state(self) -> dict[str, Any]:
-        """A JSON-serializable snapshot: ``{"base": int, "messages": [...]}``."""
-        return {"base": self._base, "messages": list(self._messages)}
+        """A JSON-serializable snapshot: ``{"base": int, "messages": [...]}``.
+
+        ``originals`` (absolute number as a string → message) is present when pruning
+        replaced messages.
+        """
+        state: dict[str, Any] = {"base": self._base, "messages": list(self._messages)}
+        if self._originals:
+            state["originals"] = {str(i): m for i, m in sorted(self._originals.items())}
+        return state
 
     @classmethod
     def from_state(
         cls, state: dict[str, Any], *, estimator: TokenEstimator = DEFAULT_ESTIMATOR
     ) -> History:
         """Rebuild a history saved with :meth:`to_state` (estimates are recomputed)."""
-        return cls(state.get("messages", []), estimator=estimator, base=int(state.get("base", 0)))
+        history = cls(
+            state.get("messages", []), estimator=estimator, base=int(state.get("base", 0))
+        )
+        for key, message in (state.get("originals") or {}).items():
+            if history.base <= int(key) < history.end:
+                history._originals[int(key)] = message
+        return history

@@ -2,15 +2,22 @@
 
 Eviction order, each step only while the request is still over budget:
 
-1. managed history, oldest tool group first (groups stay whole), skipping the summary
+1. in-flight tool results (working memory) over half the budget are shortened (head and
+   tail kept with a marker) — before any committed message is cut, so one huge result
+   in flight never costs history; budgets count such results at that size
+   (:func:`sendable_tokens`);
+2. managed history, oldest tool group first (groups stay whole), skipping the summary
    block, retained skill rows and the latest user turn;
-2. oversized tool results — one result over half the budget — are shortened (head and
-   tail kept with a marker), so one huge result does not cost the summary;
-3. the summary block;
-4. unpinned context parts, last in request order first;
-5. working memory, oldest complete tool group first, always keeping the newest group;
-6. shortening: the largest remaining tool results keep head and tail with a marker, so a
+3. oversized tool results — one result over half the budget — are shortened, so one
+   huge result does not cost the summary;
+4. the summary block;
+5. unpinned context parts, last in request order first;
+6. working memory, oldest complete tool group first, always keeping the newest group;
+7. shortening: the largest remaining tool results keep head and tail with a marker, so a
    single huge result never pushes out the latest user turn or blanks the context.
+
+Every committed message removed in steps 2 and 4 is *cut by the budget* in the request's
+accounting (:mod:`mas.runtime.context.accounting`).
 
 Pinned parts, retained skill rows, the current user turn and tool schemas are never
 removed. If they alone exceed the budget the request is sent as is with a warning.
@@ -44,6 +51,7 @@ class TrimResult:
     :ivar current_tokens: estimate of ``current_input``.
     :ivar working_memory_tokens: estimate of ``working_memory``.
     :ivar dropped_history: history messages removed.
+    :ivar dropped_history_tokens: estimated tokens of those messages.
     :ivar dropped_summary: the summary block was removed.
     :ivar dropped_working_memory: working-memory messages removed.
     :ivar shortened: tool results shortened with a marker.
@@ -60,6 +68,7 @@ class TrimResult:
     working_memory_tokens: int
     evicted_parts: list[ContextPart] = field(default_factory=list)
     dropped_history: int = 0
+    dropped_history_tokens: int = 0
     dropped_summary: bool = False
     dropped_working_memory: int = 0
     shortened: int = 0
@@ -74,6 +83,16 @@ class TrimResult:
             + self.working_memory_tokens
             + tools_tokens
         )
+
+
+def sendable_tokens(message: Message, tokens: int, hard_budget: int) -> int:
+    """What an in-flight message costs once the trim's first step has run.
+
+    A tool result over half the hard budget is shortened to fit before any committed
+    message is cut, so budgets that make room for working memory count it at that size.
+    """
+    cap = hard_budget // 2
+    return min(tokens, cap) if tokens > cap and _shortenable(message) else tokens
 
 
 def system_tokens(parts: list[ContextPart], estimator: TokenEstimator) -> int:
@@ -171,6 +190,7 @@ class _Trim:
 
     def run(self) -> TrimResult:
         total = self.total()
+        total = self._shorten(total, above=self.budget // 2, working_memory_only=True)
         total = self._drop_history(total, summary=False)
         total = self._shorten(total, above=self.budget // 2)
         total = self._drop_history(total, summary=True)
@@ -208,8 +228,10 @@ class _Trim:
     def _drop(self, span: range, total: int) -> int:
         lo, hi = span.start, span.stop
         alive = self.hist_alive[lo:hi]
-        summary = sum(1 for i in self.summary if lo <= i < hi and self.hist_alive[i])
-        self.r.dropped_history += sum(alive) - summary
+        for i in range(lo, hi):
+            if self.hist_alive[i] and i not in self.summary:
+                self.r.dropped_history += 1
+                self.r.dropped_history_tokens += self.hist_tokens[i]
         self.hist_alive[lo:hi] = [False] * (hi - lo)
         return total - sum(compress(self.hist_tokens[lo:hi], alive))
 
@@ -239,16 +261,17 @@ class _Trim:
                 self.r.dropped_working_memory += 1
         return total
 
-    def _shorten(self, total: int, above: int = 0) -> int:
+    def _shorten(self, total: int, above: int = 0, *, working_memory_only: bool = False) -> int:
         """Shorten the largest tool results (only those over ``above`` tokens) to fit."""
         if total <= self.budget:
             return total
+        pools = [
+            (0, self.hist_alive, self.hist, self.hist_tokens),
+            (1, self.wm_alive, self.wm, self.wm_tokens),
+        ]
         candidates = [
             (tokens, seq, i)
-            for seq, alive, msgs, toks in (
-                (0, self.hist_alive, self.hist, self.hist_tokens),
-                (1, self.wm_alive, self.wm, self.wm_tokens),
-            )
+            for seq, alive, msgs, toks in (pools[1:] if working_memory_only else pools)
             for i, (tokens, a) in enumerate(zip(toks, alive, strict=True))
             if a and tokens > above and _shortenable(msgs[i])
         ]

@@ -57,3 +57,17 @@ def mas_register_summarizers(registry: Any) -> None:
     registry.register(
         "drop", DropSummarizer, description="Discard folded turns; no model call"
     )
+
+
+@hookimpl
+def mas_register_identifier_extractors(registry: Any) -> None:
+    """Register the ``standard`` identifier extractor (codes, amounts, units, paths, ...)."""
+    from mas.library.standard.plugins.context.identifiers import (
+        StandardExtractorParams,
+        StandardIdentifierExtractor,
+    )
+
+    registry.register(
+        "standard", StandardIdentifierExtractor, params=StandardExtractorParams,
+        description="Codes, amounts, numbers with units, e-mails, URLs, paths, quoted names",
+    )

@@ -15,6 +15,8 @@ from typing import Any, NamedTuple
 
 from mas.runtime.context import (
     DEFAULT_ESTIMATOR,
+    FoldLedger,
+    Tally,
     BudgetSettings,
     History,
     TokenEstimator,
@@ -57,6 +59,12 @@ class FoldState:
     :ivar last_compaction_metadata: metadata of the latest completed compaction.
     :ivar baseline_tokens: managed-history tokens right after the latest compaction; the
         summary is reused until history grows ``hysteresis_ratio`` past this baseline too.
+    :ivar summarized_messages: folded messages the running summary stands in for.
+    :ivar summarized_tokens: their estimated tokens when they were folded.
+    :ivar dropped_messages: folded messages with no summary standing in for them.
+    :ivar dropped_tokens: their estimated tokens when they were folded.
+    :ivar identifiers: identifier-check totals over the session (``identifiers``,
+        ``found``, ``repaired``, ``appended``, ``missing``).
     """
 
     folded_through: int = 0
@@ -67,6 +75,18 @@ class FoldState:
     compactions: int = 0
     last_compaction_metadata: dict[str, Any] | None = None
     baseline_tokens: int = 0
+    summarized_messages: int = 0
+    summarized_tokens: int = 0
+    dropped_messages: int = 0
+    dropped_tokens: int = 0
+    identifiers: dict[str, int] = field(default_factory=dict)
+
+    def ledger(self) -> FoldLedger:
+        """What has been folded so far, summarized or dropped."""
+        return FoldLedger(
+            Tally(self.summarized_messages, self.summarized_tokens),
+            Tally(self.dropped_messages, self.dropped_tokens),
+        )
 
 
 class FoldingManager:
@@ -135,6 +155,7 @@ class FoldingManager:
             llm_called=llm_called,
             metadata=metadata,
             message_tokens=rows.tokens + live_tokens if rows.tokens else live_tokens,
+            ledger=self.state.ledger(),
         )
 
     # -- folding ---------------------------------------------------------------------
@@ -149,10 +170,23 @@ class FoldingManager:
     def fold(self, history: History, stop: int, *, summary: str | None) -> None:
         """Fold every live message before ``stop``; ``summary`` replaces the running one."""
         start = self.live_start(history)
+        st = self.state
+        if summary is None and st.summarized_messages:
+            # No summary stands in for what the old one covered any more.
+            st.dropped_messages += st.summarized_messages
+            st.dropped_tokens += st.summarized_tokens
+            st.summarized_messages = st.summarized_tokens = 0
         if stop > start:
-            self.state.skills = self.retained_after_fold(history, start, stop)
-            self.state.folded_through = stop
-        self.state.summary = summary
+            count, tokens = stop - start, history.tokens_between(start, stop)
+            if summary is None:
+                st.dropped_messages += count
+                st.dropped_tokens += tokens
+            else:
+                st.summarized_messages += count
+                st.summarized_tokens += tokens
+            st.skills = self.retained_after_fold(history, start, stop)
+            st.folded_through = stop
+        st.summary = summary
         self._rows = None
 
     def commit(self, history: History) -> None:

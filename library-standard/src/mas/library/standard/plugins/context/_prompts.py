@@ -1,6 +1,7 @@
 """The summarizer's built-in prompts (spec 000's default, spec 004's checkpoint and update).
 
-A user's ``instructions`` / ``update_instructions`` replace these entirely.
+A user's ``instructions`` replace the first prompt; an update then wraps them with
+:data:`MERGE_NOTE` unless ``update_instructions`` replaces the update prompt too.
 """
 
 from __future__ import annotations
@@ -69,3 +70,14 @@ PROMPTS: dict[str, tuple[str, str]] = {
     "checkpoint": (CHECKPOINT_INSTRUCTIONS, CHECKPOINT_UPDATE_INSTRUCTIONS),
 }
 """Built-in (first summary, update) prompts by ``style``."""
+
+MERGE_NOTE = (
+    "You are given the existing summary and new conversation turns: merge the new turns "
+    "into it and reply with the full updated summary only."
+)
+"""Wraps a user's own ``instructions`` for update calls, so they govern every summary."""
+
+MUST_INCLUDE_NOTE = (
+    " The summary must quote each of these identifiers exactly as written: {identifiers}."
+)
+"""Appended to the instruction of the identifier check's re-ask."""

@@ -1,11 +1,17 @@
 """``summarising``: the package default context manager (spec 000, spec 002, DESIGN §6).
 
 Under the soft trigger the committed history passes unchanged. Over it: (1) prune old
-tool results (free; stop if that is enough), (2) keep the last ``keep_turns`` user turns
-verbatim and fold the older ones into the running summary through the bound summarizer,
+tool results (free; stop if that is enough), (2) keep a verbatim tail of at most
+``keep_turns`` user turns *and* ``tail_tokens`` tokens, and fold everything older into the
+running summary through the bound summarizer — built from the original, unpruned
+messages, and checked for the identifiers of the folded range before it is committed —
 (3) on summarizer failure keep the (pruned) messages, emit ``compaction.exception`` and
 leave the crash marker set. After a compaction the summary is reused, and new turns
 append verbatim, until the managed history passes ``trigger x (1 + hysteresis_ratio)``.
+
+What does not fit is folded, never left for the final trim to cut: the tail and the
+summary's room are sized so that they fit the history limit of the request at hand,
+in-flight tool results included (docs/context.md, "Where every message goes").
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import math
 import time
 import traceback
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,14 +29,18 @@ from mas.runtime.context import ContextBudget, History, mask_skills
 from mas.runtime.protocols import (
     BindContext,
     ManagedHistory,
+    Message,
     SummarizerError,
     SummaryEngine,
     SummaryRequest,
+    SummaryResult,
 )
 from mas.runtime.spec.binding import Binding, bind
 
 from ._base import FoldingManager
 from ._params import AutoInt, TriggerParams, TrimmerParams, budget_settings
+from .identifier_check import IdentifierCheck, SummaryFit
+from .identifiers import missing_from
 from .pruning import PruneReport, PruningParams, ToolResultPruner
 
 log = logging.getLogger(__name__)
@@ -41,7 +51,30 @@ class SummarisingParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    keep_turns: int = Field(default=10, ge=0, description="Recent user turns never summarized.")
+    keep_turns: int = Field(
+        default=10, ge=0, description="Upper bound on the recent user turns kept verbatim."
+    )
+    tail_tokens: AutoInt = Field(
+        default=None,
+        gt=0,
+        description="Token bound on the verbatim tail; auto = half the trigger less the "
+        "summary's room, capped by the history limit of the request.",
+    )
+    summary_share: float = Field(
+        default=0.125,
+        gt=0,
+        lt=1,
+        description="Share of the trigger the summary block may take (its room).",
+    )
+    identifier_check: Literal["repair", "warn", "off"] = Field(
+        default="repair",
+        description="Check the folded range's identifiers against the summary: repair "
+        "(re-ask once, then append what is missing), warn (count only), off.",
+    )
+    identifier_extractor: Binding = Field(
+        default_factory=lambda: Binding(type="standard"),
+        description="Identifier extractor sub-plugin (kind identifier_extractor).",
+    )
     hysteresis_ratio: float = Field(
         default=0.1, ge=0, description="Reuse the summary until history passes trigger x (1 + h)."
     )
@@ -75,6 +108,14 @@ class SummarisingContextManager(FoldingManager):
         )
         self.params = params
         self.summarizer = bind("summarizer", params.summarizer, ctx.at("params", "summarizer"))
+        self.identifier_check = IdentifierCheck(
+            params.identifier_check,
+            bind(
+                "identifier_extractor",
+                params.identifier_extractor,
+                ctx.at("params", "identifier_extractor"),
+            ),
+        )
         self.pruner = ToolResultPruner(params.pruning)
         self._warned_baseline = False
 
@@ -91,13 +132,14 @@ class SummarisingContextManager(FoldingManager):
         """Return history unchanged under the trigger; otherwise prune, then fold.
 
         Committed history is judged against the budget of a turn boundary: this turn's
-        working memory (tool calls and results in flight) is left out of the fixed costs.
-        It is transient — the final trim makes room for it in this request alone — and
-        counting it would fold history, and call the summarizer, on in-turn tool steps
-        (spec 000: "the summarizer is not called on every in-turn tool step").
+        working memory (tool calls and results in flight) is left out of the soft
+        trigger, so the summarizer is not called on every in-turn tool step (spec 000).
+        The request at hand must still fit: when history plus what is in flight would
+        pass the history hard limit, history is folded now rather than cut by the trim.
         """
+        boundary = budget
         if budget.fixed.working_memory:
-            budget = ContextBudget.compute(
+            boundary = ContextBudget.compute(
                 window=budget.window,
                 reserve=budget.reserve,
                 fixed=replace(budget.fixed, working_memory=0),
@@ -105,14 +147,16 @@ class SummarisingContextManager(FoldingManager):
                 window_source=budget.window_source,
                 reserve_source=budget.reserve_source,
             )
-        threshold = self._threshold(budget)
+        limit = budget.history_hard_limit
+        target = min(self._threshold(boundary), limit)
         estimated = self.managed_tokens(history)
-        if estimated <= threshold or budget.history_hard_limit <= 0:
+        if estimated <= target or limit <= 0:
             # With no room for history at all (the current turn fills the request), a
             # summary could not be sent either: folding now would only spend a call.
             return self.view(history)
         start = self.live_start(history)
-        recent = self._recent_start(history, start)
+        room = self._summary_room(boundary, limit)
+        recent = self._recent_start(history, start, self._tail_cap(boundary, limit, room))
         fold_end = recent if recent > start else None
         protect = min(recent, self.pruner.protected_from(history, start))
         prunable = self.pruner.candidates(history, start, protect)
@@ -125,12 +169,35 @@ class SummarisingContextManager(FoldingManager):
             fold_end,
             prunable,
             estimated,
-            threshold,
+            target,
+            SummaryFit(room=room, limit=limit),
             engine=engine,
             system=system,
             tools=tools,
             session_id=session_id,
         )
+
+    def _summary_room(self, boundary: ContextBudget, limit: int) -> int:
+        """Tokens the summary block may take: ``summary_share`` of the trigger."""
+        share = math.floor(boundary.soft_trigger * self.params.summary_share)
+        return max(1, min(share, limit // 2))
+
+    def _tail_cap(self, boundary: ContextBudget, limit: int, room: int) -> int:
+        """Token bound on the verbatim tail for this request.
+
+        ``tail_tokens`` when set, else half the trigger less the summary's room — so that
+        after a compaction the managed history is at most half the trigger and the
+        summary is reused for a good stretch of turns. Never more than the history limit
+        of this request leaves beside the summary and the retained skill rows.
+        """
+        auto = boundary.soft_trigger // 2 - room
+        wanted = self.params.tail_tokens if self.params.tail_tokens is not None else auto
+        skills = self.rows().total - self._summary_tokens()
+        return max(0, min(wanted, limit - room - skills))
+
+    def _summary_tokens(self) -> int:
+        rows = self.rows()
+        return sum(rows.tokens[: rows.summary_rows])
 
     def _threshold(self, budget: ContextBudget) -> int:
         """The soft trigger before the first fold; after it, the hysteresis ceiling.
@@ -159,13 +226,23 @@ class SummarisingContextManager(FoldingManager):
         grown = math.floor(baseline * (1 + budget.hysteresis_ratio))
         return max(budget.retrigger, min(grown, budget.history_hard_limit))
 
-    def _recent_start(self, history: History, start: int) -> int:
-        """Where the ``keep_turns`` recent user turns begin (``start`` if there are fewer)."""
+    def _recent_start(self, history: History, start: int, tail_cap: int) -> int:
+        """Where the verbatim tail begins: at most ``keep_turns`` turns and ``tail_cap`` tokens.
+
+        The tail starts at a user turn, so no tool group is split. When even the newest
+        committed turn is over ``tail_cap`` everything is folded (``history.end``).
+        """
         keep = self.params.keep_turns
         if keep == 0:
             return history.end
         starts = history.turn_starts(start)
-        return starts[-keep] if len(starts) >= keep else start
+        allowed = starts[-keep:]
+        if len(starts) < keep and (not starts or starts[0] > start):
+            allowed = [start, *allowed]
+        for candidate in allowed:
+            if history.tokens_between(candidate, history.end) <= tail_cap:
+                return candidate
+        return history.end
 
     def _compact(
         self,
@@ -176,6 +253,7 @@ class SummarisingContextManager(FoldingManager):
         prunable: list[int],
         estimated: int,
         threshold: int,
+        fit: SummaryFit,
         *,
         engine: SummaryEngine | None,
         system: str | None,
@@ -192,6 +270,7 @@ class SummarisingContextManager(FoldingManager):
                 "estimated_tokens": estimated,
                 "threshold": threshold,
                 "system_time": time.time(),
+                "monotonic_time": started,
             },
             session_id,
         )
@@ -212,7 +291,8 @@ class SummarisingContextManager(FoldingManager):
         }
         if self.managed_tokens(history, start) <= threshold or fold_end is None:
             return self._finish(history, before, started, info, session_id, summarized=False)
-        folded = history.slice(start, fold_end)
+        # The summary is written from what was said, not from what pruning left of it.
+        folded = history.originals(start, fold_end)
         request = SummaryRequest(
             messages=[mask_skills(m) for m in folded],
             previous_summary=self.state.summary,
@@ -220,6 +300,7 @@ class SummarisingContextManager(FoldingManager):
             tools=tools,
             window=budget.window,
             session_id=session_id,
+            max_summary_tokens=fit.text_room(self.estimator),
         )
         try:
             result = self.summarizer.summarize(request, engine)
@@ -227,17 +308,21 @@ class SummarisingContextManager(FoldingManager):
                 raise SummarizerError("empty", "the summarizer returned no text")
         except Exception as exc:  # any failure: keep the pruned messages (spec 002)
             return self._failed(history, before, started, info, exc, session_id)
+        text, calls = self._checked(result, folded, request, fit, engine, info, session_id)
         turns = len(history.turn_starts(start)) - len(history.turn_starts(fold_end))
-        self.fold(history, fold_end, summary=result.text)
-        if result.text is not None:
+        self.fold(history, fold_end, summary=text)
+        if text is not None:
             self.state.summary_count += 1
         info.update(
             {
                 "model": result.model,
                 "model_source": result.model_source,
-                "llm_calls": result.llm_calls,
+                "llm_calls": calls,
                 "folded_messages": len(folded),
                 "folded_turns": turns,
+                "tail_messages": history.end - fold_end,
+                "tail_tokens": history.tokens_between(fold_end, history.end),
+                "summary_room": fit.room,
                 "usage": _usage(result.usage),
             }
         )
@@ -257,9 +342,41 @@ class SummarisingContextManager(FoldingManager):
             started,
             info,
             session_id,
-            summarized=True,
-            llm_called=result.llm_calls > 0,
+            summarized=text is not None,
+            llm_called=calls > 0,
         )
+
+    def _checked(
+        self,
+        result: SummaryResult,
+        folded: list[Message],
+        request: SummaryRequest,
+        fit: SummaryFit,
+        engine: SummaryEngine | None,
+        info: dict[str, Any],
+        session_id: str,
+    ) -> tuple[str | None, int]:
+        """The summary to commit: identifier-checked, held to its room; and the calls made."""
+        if result.text is None:
+            return None, result.llm_calls
+        check = self.identifier_check.run(folded, result.text, request, self.summarizer, engine)
+        text = fit.clip(check.text if check is not None else result.text, self.estimator)
+        if check is None:
+            return text, result.llm_calls
+        # Clipping to the room may take out what the check found or added: count it.
+        check = replace(check, text=text, missing=len(missing_from(text, list(check.wanted))))
+        data = check.as_event(self.identifier_check.mode)
+        info["identifier_check"] = data
+        totals = self.state.identifiers
+        for key in ("identifiers", "found", "repaired", "appended", "missing"):
+            totals[key] = totals.get(key, 0) + int(getattr(check, key))
+        self.emit("summary.checked", data, session_id)
+        if check.missing:
+            log.warning(
+                "summary kept %d of %d identifiers of the folded turns (%s mode)",
+                check.identifiers - check.missing, check.identifiers, self.identifier_check.mode,
+            )
+        return text, result.llm_calls + check.llm_calls
 
     def _finish(
         self,

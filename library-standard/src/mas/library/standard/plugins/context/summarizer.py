@@ -34,7 +34,13 @@ from mas.runtime.spec.model_ref import ModelChoice, resolve_model
 from mas.runtime.spec.windows import resolve_window
 
 from ._base import summary_row
-from ._prompts import PROMPTS, REPLAY_INSTRUCTION, REPLAY_UPDATE_INSTRUCTION
+from ._prompts import (
+    MERGE_NOTE,
+    MUST_INCLUDE_NOTE,
+    PROMPTS,
+    REPLAY_INSTRUCTION,
+    REPLAY_UPDATE_INSTRUCTION,
+)
 
 log = logging.getLogger(__name__)
 
@@ -84,14 +90,20 @@ class LlmSummarizer:
 
     def __init__(self, params: LlmParams, ctx: BindContext) -> None:
         self.params = params
+        self._must_include = ""
         choice = resolve_model(ctx.runtime, params.model, "summarizer", ctx.model_scope)
         self.model = choice.model
         self.model_source = choice.source
         self.window = self._window(choice, ctx)
         first, update = PROMPTS[params.style]
-        self.instructions = (params.instructions or "").strip() or first
-        self.update_instructions = (params.update_instructions or "").strip() or update
-        overridden = bool((params.instructions or "").strip())
+        own = (params.instructions or "").strip()
+        self.instructions = own or first
+        # The user's instructions govern every summary: an update wraps them, never
+        # replaces them (issue 12, item 2).
+        self.update_instructions = (params.update_instructions or "").strip() or (
+            f"{own}\n\n{MERGE_NOTE}" if own else update
+        )
+        overridden = bool(own)
         log.info(
             "summarizer llm: model=%s source=%s agent_model=%s instructions=%s",
             self.model,
@@ -115,8 +127,12 @@ class LlmSummarizer:
         if engine is None:
             raise SummarizerError("no_engine", "the llm summarizer needs an engine to call")
         window = self.window or request.window or DEFAULT_WINDOW
-        # The summary's own room: the cap, but never more than a quarter of the window.
+        # The summary's own room: the cap, never more than a quarter of the window, nor
+        # more than the context manager has room for.
         out = min(self.params.max_summary_tokens or window, window // 4)
+        if request.max_summary_tokens is not None:
+            out = max(1, min(out, request.max_summary_tokens))
+        self._must_include = _must_include(request.must_include)
         limit = window - out - int(INPUT_MARGIN_RATIO * window)
         calls: list[tuple[list[Message], list[dict[str, Any]] | None]] = []
         if self.params.request_mode == "replay":
@@ -177,6 +193,7 @@ class LlmSummarizer:
             instruction = REPLAY_UPDATE_INSTRUCTION.format(instructions=self.update_instructions)
         else:
             instruction = REPLAY_INSTRUCTION.format(instructions=self.instructions)
+        instruction += self._must_include
         messages.extend(request.messages)
         messages.append({"role": "user", "content": instruction})
         return messages
@@ -185,11 +202,11 @@ class LlmSummarizer:
         turns = _turns_json(chunk)
         if previous is None:
             return [
-                {"role": "system", "content": self.instructions},
+                {"role": "system", "content": self.instructions + self._must_include},
                 {"role": "user", "content": f"Conversation turns (JSON):\n{turns}"},
             ]
         return [
-            {"role": "system", "content": self.update_instructions},
+            {"role": "system", "content": self.update_instructions + self._must_include},
             {"role": "user", "content": UPDATE_TEMPLATE.format(previous=previous, turns=turns)},
         ]
 
@@ -212,6 +229,12 @@ class LlmSummarizer:
             chunks[-1].append(item)
             used += tokens
         return [c for c in chunks if c] or [[]]
+
+
+def _must_include(identifiers: tuple[str, ...]) -> str:
+    if not identifiers:
+        return ""
+    return MUST_INCLUDE_NOTE.format(identifiers="; ".join(identifiers))
 
 
 def _turns_json(messages: list[Message]) -> str:

@@ -1,0 +1,169 @@
+"""Before a summary is committed: its identifiers checked and repaired, its size held.
+
+:class:`IdentifierCheck` compares the identifiers of the folded messages (from the bound
+extractor) with the new summary. In ``repair`` mode the summarizer is asked once more,
+with the missing identifiers listed and only the messages that carry them; whatever is
+still missing is appended verbatim as a marked section, so no identifier is lost to a
+paraphrase. ``warn`` counts without repairing; ``off`` skips the check.
+
+:class:`SummaryFit` keeps the summary block within the room the context manager sized
+the verbatim tail around, so what was folded is never cut by the final trim.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from mas.runtime.context import DEFAULT_ESTIMATOR, TokenEstimator, shorten_middle
+from mas.runtime.protocols import (
+    IdentifierExtractor,
+    Message,
+    Summarizer,
+    SummaryEngine,
+    SummaryRequest,
+)
+
+from ._base import summary_row
+from .identifiers import missing_from
+
+SECTION_HEAD = "\n\n[Identifiers kept verbatim by the identifier check]\n"
+"""Opens the section of identifiers the summarizer left out (appended in repair mode)."""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What the check found and did for one summary.
+
+    :ivar text: the summary to commit (repaired when the mode is ``repair``).
+    :ivar identifiers: identifiers of the folded range that were checked.
+    :ivar found: present in the summarizer's first summary.
+    :ivar repaired: added by the re-ask.
+    :ivar appended: appended verbatim after the re-ask.
+    :ivar missing: still absent from ``text`` (0 in repair mode unless the room forced
+        the section short; counted, never silent).
+    :ivar llm_calls: model calls the re-ask made.
+    :ivar reask_error: why the re-ask failed, when it did.
+    """
+
+    text: str
+    identifiers: int = 0
+    found: int = 0
+    repaired: int = 0
+    appended: int = 0
+    missing: int = 0
+    llm_calls: int = 0
+    reask_error: str | None = None
+    wanted: tuple[str, ...] = ()
+
+    def as_event(self, mode: str) -> dict[str, object]:
+        """The ``summary.checked`` payload (counts only, never the identifiers)."""
+        return {
+            "mode": mode,
+            "identifiers": self.identifiers,
+            "found": self.found,
+            "repaired": self.repaired,
+            "appended": self.appended,
+            "missing": self.missing,
+            "llm_calls": self.llm_calls,
+            "reask_error": self.reask_error,
+        }
+
+
+class IdentifierCheck:
+    """Checks (and in ``repair`` mode repairs) a summary against its folded identifiers."""
+
+    def __init__(
+        self, mode: Literal["repair", "warn", "off"], extractor: IdentifierExtractor
+    ) -> None:
+        self.mode = mode
+        self.extractor = extractor
+
+    def run(
+        self,
+        folded: list[Message],
+        text: str,
+        request: SummaryRequest,
+        summarizer: Summarizer,
+        engine: SummaryEngine | None,
+    ) -> CheckResult | None:
+        """Check ``text`` against ``folded``; ``None`` when the mode is ``off``."""
+        if self.mode == "off":
+            return None
+        wanted = self.extractor.extract(folded)
+        missing = missing_from(text, wanted)
+        found = len(wanted) - len(missing)
+        if not missing or self.mode == "warn":
+            return CheckResult(
+                text, len(wanted), found, missing=len(missing), wanted=tuple(wanted)
+            )
+        text, still, calls, error = self._reask(folded, text, wanted, missing, request, summarizer,
+                                                engine)
+        repaired = len(missing) - len(still)
+        if still:
+            text += SECTION_HEAD + "\n".join(f"- {identifier}" for identifier in still)
+        return CheckResult(
+            text, len(wanted), found, repaired=repaired, appended=len(still), llm_calls=calls,
+            reask_error=error, wanted=tuple(wanted),
+        )
+
+    def _reask(
+        self,
+        folded: list[Message],
+        text: str,
+        wanted: list[str],
+        missing: list[str],
+        request: SummaryRequest,
+        summarizer: Summarizer,
+        engine: SummaryEngine | None,
+    ) -> tuple[str, list[str], int, str | None]:
+        """One more summarizer call listing ``missing``; kept only if it loses nothing."""
+        gone = set(missing)
+        sources = [m for m in folded if gone.intersection(self.extractor.extract([m]))]
+        again = replace(
+            request, messages=sources, previous_summary=text, must_include=tuple(missing)
+        )
+        try:
+            result = summarizer.summarize(again, engine)
+        except Exception as exc:  # the first summary stands; the section below repairs it
+            return text, missing, 0, type(exc).__name__
+        if result.text is None or not result.text.strip():
+            return text, missing, result.llm_calls, None
+        still = missing_from(result.text, wanted)
+        if len(still) < len(missing):
+            return result.text, still, result.llm_calls, None
+        return text, missing, result.llm_calls, None
+
+
+@dataclass(frozen=True)
+class SummaryFit:
+    """The room the summary block has in this request, and the history limit around it.
+
+    :ivar room: tokens the summary row may take (the tail was sized around it).
+    :ivar limit: the history hard limit of the request.
+    """
+
+    room: int
+    limit: int
+
+    def text_room(self, estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
+        """Tokens the summary *text* may take once the row's framing is counted."""
+        return max(1, self.room - estimator.message(summary_row("")))
+
+    def clip(self, text: str, estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> str:
+        """``text`` shortened (prose first, the identifier section last) to fit the room."""
+        if estimator.message(summary_row(text)) <= self.room:
+            return text
+        prose, head, section = text.partition(SECTION_HEAD)
+        tail = head + section
+        room = self.text_room(estimator) - (estimator.text(tail) if tail else 0)
+        if room <= 0:
+            prose, tail, room = text, "", self.text_room(estimator)
+        clipped = prose
+        for _attempt in range(3):  # the marker and rounding can leave it a few tokens over
+            over = estimator.text(clipped) - room
+            if over <= 0:
+                break
+            keep = estimator.chars_for(max(estimator.text(clipped) - over, 1), like=clipped)
+            clipped = shorten_middle(prose, min(keep, len(clipped) - 1))
+        return clipped + tail
