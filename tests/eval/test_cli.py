@@ -16,7 +16,7 @@ from mas.runtime import Runtime
 @pytest.fixture
 def engine(kit: SimpleNamespace, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
     scripted = kit.ScriptedEngine(lambda *_: kit.verdict(1, "fine"))
-    monkeypatch.setattr(eval_cli, "make_engine", lambda runtime: scripted)
+    monkeypatch.setattr(eval_cli, "make_engine", lambda runtime, infra=None: scripted)
     return scripted
 
 
@@ -45,7 +45,7 @@ def test_scores_a_run_folder_with_an_inline_metric(kit: SimpleNamespace, engine,
     result = _invoke(str(folder), "--model", "judge-m",
                      "--prompt-metric", "Polite=Score 1 if polite.")
     assert result.exit_code == 0, result.output
-    assert "judge model=judge-m source=eval_mce.config.model" in result.output
+    assert "judge model=judge-m source=override" in result.output
     document = kit.read_metrics(folder)
     assert {s.mce_id for s in STOCK_JUDGES} | {"Polite"} <= set(document["metrics"])
     assert {call["model"] for call in engine.calls} == {"judge-m"}
@@ -57,9 +57,10 @@ def test_recursive_json_and_skip_then_overwrite(kit: SimpleNamespace, engine, tm
     result = _invoke(str(tmp_path), "-r", "--json", "-m", "GoalSuccessRate", "-m", "tokens")
     report = json.loads(result.output)
     assert [r["status"] for r in report["runs"]] == ["scored", "scored"]
-    # Without --model the judge defaults to the agents' (unique) turn model.
-    assert report["metadata"]["judge_model"] == "gpt-4o"
-    assert report["metadata"]["judge_model_source"] == "application.spec.models"
+    # Without --model or an experiment, no manifest pins a judge: the run folders' turn
+    # models are not application manifests (spec 000 step 7), so the defaults answer.
+    assert report["metadata"]["judge_model"] == "offline/default"
+    assert report["metadata"]["judge_model_source"] == "package.defaults.model"
     again = json.loads(_invoke(str(tmp_path), "-r", "--json", "-m", "GoalSuccessRate").output)
     assert [r["status"] for r in again["runs"]] == ["skipped", "skipped"]
     forced = json.loads(_invoke(str(tmp_path), "-r", "--json", "--overwrite",

@@ -11,6 +11,8 @@ from mas.library.eval import EvalConfig, eval_steps, judge_scope, load_experimen
 from mas.runtime import Runtime
 from mas.runtime.errors import ManifestError
 from mas.runtime.spec.experiment import ExperimentBody
+from mas.runtime.spec.loader import LoadedAgent, ManifestSet
+from mas.runtime.spec.manifests import Agent
 from mas.runtime.spec.model_ref import ModelResolutionError, resolve_model
 
 EXAMPLE = Path(__file__).parents[2] / "library-eval/examples/mce/judge-override/experiment.yaml"
@@ -66,8 +68,20 @@ def _scope(removed: dict[str, Any]) -> Any:
             body.pop(key, None)
         else:
             body[key] = value
-    return judge_scope(EvalConfig(**step), experiment=ExperimentBody.model_validate(body),
-                       models=apps, config_default=local)
+    return judge_scope(EvalConfig(**step), _applications(*apps),
+                       experiment=ExperimentBody.model_validate(body), config_default=local)
+
+
+def _applications(*models: str) -> ManifestSet:
+    """Loaded applications: one agent per model, each with a ``main`` row naming it."""
+    agents = [
+        LoadedAgent(Agent.model_validate({
+            "apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": f"a{i}"},
+            "spec": {"models": [{"id": "main", "model": model}]},
+        }), Path(f"a{i}.yaml"), f"a{i}.yaml")
+        for i, model in enumerate(models)
+    ]
+    return ManifestSet(agents=agents)
 
 
 @pytest.mark.parametrize("upto", range(len(STEPS)), ids=[s[2] for s in STEPS])
@@ -80,7 +94,8 @@ def test_each_resolution_step(upto: int) -> None:
 
 
 def test_application_models_must_be_unique() -> None:
-    scope = judge_scope(EvalConfig(), models=["gpt-4o", "gpt-4o-mini"], config_default="local")
+    scope = judge_scope(EvalConfig(), _applications("gpt-4o", "gpt-4o-mini"),
+                        config_default="local")
     choice = resolve_model(Runtime.create(entry_points=False), "", "judge", scope)
     assert (choice.model, choice.source) == ("local", "defaults.model")
 

@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 from mas.runtime.session.agent import AgentSession, SessionSettings, TurnResult
-from mas.runtime.session.build import engine_for, open_session
+from mas.runtime.session.build import engine_for, infra_engine, open_session
 from mas.runtime.session.run_folder import (
     EVENTS,
     STATE,
@@ -42,6 +42,7 @@ __all__ = [
     "Tool",
     "TurnResult",
     "engine_for",
+    "infra_engine",
     "is_run_folder",
     "load_state",
     "open_session",

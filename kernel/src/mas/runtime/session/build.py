@@ -13,6 +13,7 @@ from mas.runtime.session.skills import SkillLibrary
 from mas.runtime.session.tools import Tool
 from mas.runtime.spec.compile import CompiledAgent, compile_agent
 from mas.runtime.spec.loader import LoadedAgent, ManifestSet
+from mas.runtime.spec.manifests import Infra
 from mas.runtime.spec.resolved import resolve_budget
 
 
@@ -25,7 +26,34 @@ def engine_for(
     cache: ResponseCache | None = None,
 ) -> Engine:
     """The engine an agent's session calls: its turn model, infra endpoint, budget, cache."""
-    infra = manifests.infra.spec if manifests.infra else None
+    return infra_engine(
+        runtime,
+        manifests.infra,
+        model=agent.turn_model.model,
+        session_id=session_id,
+        cache=cache,
+        max_llm_calls=agent.loaded.agent.spec.budget.max_llm_calls,
+        max_tokens=agent.scope.row_setting(agent.turn_model.slot, "max_tokens"),
+    )
+
+
+def infra_engine(
+    runtime: Runtime,
+    infra_manifest: Infra | None,
+    *,
+    model: str | None = None,
+    session_id: str = "",
+    cache: ResponseCache | None = None,
+    max_llm_calls: int | None = None,
+    max_tokens: int | None = None,
+) -> Engine:
+    """An engine that reaches models the way ``infra_manifest`` says: endpoint, key from
+    ``api_key_env``, timeout, retries, pricing, model mappings and the response cache.
+
+    ``None`` gives the plain engine (LiteLLM's defaults, the catalog's prices, no cache
+    unless ``cache`` is given).
+    """
+    infra = infra_manifest.spec if infra_manifest else None
     generation = infra.generation if infra else None
     api_key = None
     if generation is not None and generation.api_key_env:
@@ -34,14 +62,14 @@ def engine_for(
         cache = ResponseCache(Path(infra.cache.path), strict=infra.cache.strict)
     return Engine(
         runtime,
-        model=agent.turn_model.model,
+        model=model,
         session_id=session_id,
         api_base=generation.api_base if generation else None,
         api_key=api_key,
         timeout=generation.timeout if generation else 60.0,
         num_retries=generation.num_retries if generation else 2,
-        max_llm_calls=agent.loaded.agent.spec.budget.max_llm_calls,
-        max_tokens=agent.scope.row_setting(agent.turn_model.slot, "max_tokens"),
+        max_llm_calls=max_llm_calls,
+        max_tokens=max_tokens,
         cache=cache,
         infra_pricing=generation.pricing.model_dump()
         if generation and generation.pricing

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from mas.runtime.spec.manifests import Strict
+from mas.runtime.spec.manifests import FolderName, Strict
 
 
 class ApplicationRef(Strict):
@@ -36,7 +36,9 @@ class StepSpec(Strict):
     """One pipeline step of ``experiment.application.post``."""
 
     type: str = Field(min_length=1, description="Registered lab step type, e.g. eval_mce.")
-    name: str | None = Field(default=None, description="Step name; defaults to the type.")
+    name: FolderName | None = Field(
+        default=None, description="Step name; defaults to the type (a file name)."
+    )
     depends_on: list[str] = Field(default_factory=list, description="Steps that run first.")
     config: dict[str, Any] = Field(default_factory=dict, description="The step's params.")
 
@@ -65,7 +67,9 @@ class Pipeline(Strict):
 class Flavour(Strict):
     """One arm of an ablation: overlays applied to every application."""
 
-    name: str = Field(min_length=1, description="Flavour name, used in tables and folders.")
+    name: FolderName = Field(
+        min_length=1, description="Flavour name, used in tables and folders."
+    )
     overlays: list[str] = Field(default_factory=list, description="Overlay files, in order.")
     patch: dict[str, Any] = Field(
         default_factory=dict, description="Inline patch of the agent spec, after the overlays."
@@ -75,7 +79,7 @@ class Flavour(Strict):
 class ExperimentBody(Strict):
     """The mapping under the top-level ``experiment:`` key."""
 
-    name: str = Field(min_length=1, description="Experiment name (run folder name).")
+    name: FolderName = Field(min_length=1, description="Experiment name (run folder name).")
     models: dict[str, str] = Field(
         default_factory=dict, description="Slot map: main, summarizer, judge, ..."
     )

@@ -7,13 +7,17 @@ file is loaded; nothing here runs on the hot path.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from mas.runtime.paths import check_folder_name
 from mas.runtime.spec.binding import Binding
 
 API_VERSION = "mas/v1"
+
+FolderName = Annotated[str, AfterValidator(check_folder_name)]
+"""A name that becomes a folder or file name: no separator, no leading dot (mas.runtime.paths)."""
 
 
 class Strict(BaseModel):
@@ -25,7 +29,9 @@ class Strict(BaseModel):
 class Metadata(Strict):
     """``metadata``: the document's name plus free-form labels and annotations."""
 
-    name: str = Field(min_length=1, description="Name of this document, unique per kind.")
+    name: FolderName = Field(
+        min_length=1, description="Name of this document, unique per kind (a folder name)."
+    )
     labels: dict[str, str] = Field(default_factory=dict, description="Free-form labels.")
     annotations: dict[str, str] = Field(default_factory=dict, description="Free-form notes.")
 

@@ -126,10 +126,14 @@ class JudgeScope:
     :ivar template_vars: pipeline template variables (``eval_model``, ``judge_model``).
     :ivar experiment_models: the experiment (or lab) ``models`` slot map.
     :ivar experiment_model: scalar ``experiment.model``.
-    :ivar application_models: model strings of the applications' ``spec.models[]`` rows.
+    :ivar application_models: model strings written in the applications' Agent and MAS
+        ``spec.models[]`` rows (step 7). Only what the manifests say: a resolved turn
+        model or a model recorded in a run folder is not one.
     :ivar metadata_model_name: legacy ``experiment.metadata.model_name``.
     :ivar config_default: ``defaults.model`` of the local config.yaml.
     :ivar package_default: the package ``defaults.yaml`` model; ``None`` disables it.
+    :ivar override: a concrete model the caller passed itself (``mas-ctl eval --model``):
+        it wins over all nine steps, with source ``override``.
     """
 
     step_model: str | None = None
@@ -143,6 +147,7 @@ class JudgeScope:
     metadata_model_name: str | None = None
     config_default: str | None = None
     package_default: str | None = field(default_factory=package_default_model)
+    override: str | None = None
 
 
 def _unique_application_model(scope: JudgeScope) -> str | None:
@@ -253,8 +258,9 @@ def _resolve_summarizer(ref: str, scope: ModelScope) -> ModelChoice:
 
 
 def _resolve_judge(ref: str, scope: JudgeScope) -> ModelChoice:
-    if not is_inherit(ref):
-        return ModelChoice(ref.strip(), SOURCE_OVERRIDE)
+    caller = concrete(ref) or concrete(scope.override)
+    if caller is not None:
+        return ModelChoice(caller, SOURCE_OVERRIDE)
     for label, getter in JUDGE_STEPS:
         model = concrete(getter(scope))
         if model is not None:
@@ -285,8 +291,9 @@ def resolve_builtin(ref: str | None, purpose: str, scope: Any) -> ModelChoice:
       else the agent's engine model (source ``agent``); a slot id -> that slot's chain
       (a row with no ``model`` field, or nothing concrete, -> the agent engine); the
       engine's own model string -> source ``agent``; anything else -> ``override``.
-    - ``judge`` (:class:`JudgeScope`): a concrete ref is an explicit caller override
-      (source ``override``); otherwise the :data:`JUDGE_STEPS` in order.
+    - ``judge`` (:class:`JudgeScope`): a concrete ref, else the scope's ``override``, is
+      an explicit caller override (source ``override``); otherwise the
+      :data:`JUDGE_STEPS` in order.
 
     :raises ModelResolutionError: unknown purpose, wrong scope type, or nothing concrete.
     """

@@ -1,6 +1,7 @@
 """``mas-ctl eval``: score stored session runs; never re-runs an agent.
 
-    mas-ctl eval SOURCE [--metric ID]... [--model M] [--recursive] [--json] [--overwrite]
+    mas-ctl eval SOURCE [--metric ID]... [--model M] [--infra FILE] [--recursive] [--json]
+                [--overwrite]
     mas-ctl eval --list-metrics
 """
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,23 +20,25 @@ from mas.library.eval.mce.config import EvalConfig
 from mas.library.eval.mce.judge_model import judge_scope, load_experiment
 from mas.library.eval.mce.runner import EvalReport, evaluate_runs
 from mas.library.eval.metrics.select import bind_metrics, catalog
-from mas.library.eval.run import RunFolderError, find_runs, load_run
+from mas.library.eval.run import find_runs
 from mas.runtime.cli._app import handle_errors, state_of
 from mas.runtime.errors import ManifestError, Problem
 from mas.runtime.protocols import ChatEngine
 from mas.runtime.runtime import Runtime
 from mas.runtime.spec.loader import load_manifest_set
+from mas.runtime.spec.manifests import Infra
 from mas.runtime.spec.problems import problems_from_validation
 from mas.runtime.spec.yaml_io import read_yaml_documents
 
 EXIT_RUN_FAILED = 1
 
 
-def make_engine(runtime: Runtime) -> ChatEngine:
-    """The engine judge calls go through (the kernel's engine over LiteLLM)."""
-    from mas.runtime.engine import Engine
+def make_engine(runtime: Runtime, infra: Infra | None = None) -> ChatEngine:
+    """The engine judge calls go through (the kernel's engine over LiteLLM), reaching
+    models the way ``infra`` says (endpoint, key, pricing, mappings, cache) when given."""
+    from mas.runtime.session import infra_engine
 
-    return Engine(runtime, session_id="mas-ctl-eval")
+    return infra_engine(runtime, infra, session_id="mas-ctl-eval")
 
 
 @click.command("eval")
@@ -44,13 +47,18 @@ def make_engine(runtime: Runtime) -> ChatEngine:
               help="Metric id or alias (repeatable); default: every ready-made metric.")
 @click.option("--prompt-metric", "prompt_metrics", multiple=True, metavar="ID=PROMPT",
               help="Inline binary judge metric (repeatable).")
-@click.option("--model", help="Judge model (eval_mce config.model; wins over every other field).")
+@click.option("--model", help="Judge model; wins over every field of the chain (source override).")
 @click.option("--panel", multiple=True, metavar="MODEL", help="Another judge model (repeatable).")
 @click.option("--samples", type=click.IntRange(min=1), help="Votes per judge model and metric.")
+@click.option("--backend", type=click.Choice(["native", "mce"]),
+              help="Who computes the stock judge ids: native rubrics (default) or MCE's own "
+                   "metric classes in the .venv-mce worker.")
 @click.option("--eval-config", "eval_config", type=click.Path(exists=True, path_type=Path),
               help="YAML file holding an eval_mce config block; flags override it.")
 @click.option("--experiment", type=click.Path(exists=True, path_type=Path),
               help="Experiment file whose fields fill the judge model chain.")
+@click.option("--infra", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Infra manifest judge calls go through (endpoint, key, pricing, cache).")
 @click.option("--recursive", "-r", is_flag=True, help="Score every run folder below SOURCE.")
 @click.option("--overwrite", is_flag=True, help="Re-score ids already in metrics.json.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
@@ -59,7 +67,8 @@ def make_engine(runtime: Runtime) -> ChatEngine:
 def eval_command(ctx: click.Context, source: Path | None, metrics: tuple[str, ...],
                  prompt_metrics: tuple[str, ...], model: str | None, panel: tuple[str, ...],
                  samples: int | None, eval_config: Path | None, experiment: Path | None,
-                 recursive: bool, overwrite: bool, as_json: bool, list_metrics: bool) -> None:
+                 infra: Path | None, recursive: bool, overwrite: bool, as_json: bool,
+                 list_metrics: bool, backend: str | None = None) -> None:
     """Score session run folders: judge metrics (MCE ids) and computed ones -> metrics.json."""
     verbose = bool(ctx.find_root().params.get("verbose"))
     with handle_errors(verbose):
@@ -70,14 +79,18 @@ def eval_command(ctx: click.Context, source: Path | None, metrics: tuple[str, ..
         if source is None:
             raise click.UsageError("missing argument SOURCE (a run folder or, with "
                                    "--recursive, a tree of them)")
-        config = _config(eval_config, metrics, prompt_metrics, model, panel, samples, overwrite)
+        config = _config(eval_config, metrics, prompt_metrics, panel, samples, overwrite)
+        if backend:
+            config = config.model_copy(update={"backend": backend})
         bound = bind_metrics(runtime, config.metrics, config.prompt_metrics,
                              source=str(eval_config or "<command line>"))
         runs = find_runs(source, recursive=recursive)
         manifests = load_experiment(experiment) if experiment else load_manifest_set([])
-        scope = judge_scope(config, manifests, models=_turn_models(runs))
+        # --model is the caller's own reference: it wins over all nine steps (docs/models.md).
+        scope = replace(judge_scope(config, manifests), override=model)
         needs_judge = any(metric.kind == "judge" for metric in bound)
-        engine = make_engine(runtime) if needs_judge else None
+        infra_doc = load_manifest_set([], infra=infra).infra if infra else None
+        engine = make_engine(runtime, infra_doc) if needs_judge else None
         report = evaluate_runs(runtime, runs, config, engine=engine, scope=scope, metrics=bound)
         _print_report(report, as_json)
         if any(outcome.status == "failed" for outcome in report.runs):
@@ -85,8 +98,7 @@ def eval_command(ctx: click.Context, source: Path | None, metrics: tuple[str, ..
 
 
 def _config(path: Path | None, metrics: tuple[str, ...], prompt_metrics: tuple[str, ...],
-            model: str | None, panel: tuple[str, ...], samples: int | None,
-            overwrite: bool) -> EvalConfig:
+            panel: tuple[str, ...], samples: int | None, overwrite: bool) -> EvalConfig:
     source = str(path) if path else "<command line>"
     raw: dict[str, Any] = {}
     if path is not None:
@@ -101,7 +113,7 @@ def _config(path: Path | None, metrics: tuple[str, ...], prompt_metrics: tuple[s
     if prompt_metrics:
         raw["prompt_metrics"] = [*raw.get("prompt_metrics", []),
                                  *(_prompt_metric(text) for text in prompt_metrics)]
-    overrides = {"model": model, "panel": list(panel) or None, "samples": samples,
+    overrides = {"panel": list(panel) or None, "samples": samples,
                  "overwrite": overwrite or None}
     raw.update({key: value for key, value in overrides.items() if value is not None})
     try:
@@ -115,18 +127,6 @@ def _prompt_metric(text: str) -> dict[str, str]:
     if not sep or not metric_id.strip():
         raise click.BadParameter(f"expected ID=PROMPT (got {text!r})", param_hint="--prompt-metric")
     return {"id": metric_id.strip(), "prompt": prompt}
-
-
-def _turn_models(runs: list[Path]) -> list[str]:
-    # The agents' resolved turn models stand in for the applications' spec.models[] when
-    # no experiment is given (spec 000: the judge defaults to the resolved turn model).
-    models = []
-    for path in runs:
-        try:
-            models.append(load_run(path).model)
-        except RunFolderError:
-            continue  # reported when the run is scored
-    return [model for model in models if model]
 
 
 def _print_catalog(runtime: Runtime, as_json: bool) -> None:
@@ -151,6 +151,9 @@ def _print_report(report: EvalReport, as_json: bool) -> None:
     meta = report.metadata
     if meta.get("judge_model"):
         click.echo(f"judge model={meta['judge_model']} source={meta['judge_model_source']}")
+    if meta.get("mce_version"):
+        click.echo(f"backend mce: metrics-computation-engine {meta['mce_version']}, "
+                   f"mce-metrics-plugin {meta['mce_versions'].get('mce-metrics-plugin')}")
     elif meta.get("judge_error"):
         click.echo(meta["judge_error"], err=True)
     for outcome in report.runs:

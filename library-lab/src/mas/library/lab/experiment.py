@@ -59,6 +59,8 @@ class LabExperiment:
     :ivar flavours: the selected flavours, compiled, in file order.
     :ivar dataset: the whole dataset; ``items`` is the ``--limit`` selection.
     :ivar pipeline: the steps, validated and ordered.
+    :ivar base: the experiment and its applications as written (no flavour overlay or
+        patch): the judge chain's step 7 reads the applications' ``spec.models[]`` here.
     """
 
     path: Path
@@ -68,6 +70,7 @@ class LabExperiment:
     items: list[Item]
     pipeline: Pipeline
     options: dict[str, Any] = field(default_factory=dict)
+    base: ManifestSet | None = None
 
     @property
     def name(self) -> str:
@@ -149,7 +152,7 @@ def load_lab_experiment(
     return LabExperiment(
         path=path, body=body, flavours=compiled, dataset=dataset,
         items=dataset.limited(limit), pipeline=pipeline,
-        options={"flavours": sorted(set(flavours)), "limit": limit, "model": model},
+        options={"flavours": sorted(set(flavours)), "limit": limit, "model": model}, base=base,
     )
 
 

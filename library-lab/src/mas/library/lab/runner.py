@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 from mas.library.lab.experiment import LabExperiment
 from mas.library.lab.progress import Progress
 from mas.library.lab.rundir import RunFolder, write_json, write_text
 from mas.library.lab.sessions import ITEM, TRANSCRIPT, SessionFunction, SessionJob, session_seed
+from mas.runtime.paths import remove_tree
 from mas.runtime.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -78,19 +79,21 @@ def run_grid(
     max_concurrency: int = 2,
     overwrite: bool = False,
     stream: IO[str] | None = None,
+    root: Path | None = None,
 ) -> list[SessionRecord]:
     """Run every unfinished job; return one record per job, in job order.
 
     :param overwrite: run finished jobs again (their folders are emptied first).
     :param stream: where the progress bar goes (``None``: no bar).
+    :param root: the lab run folder; ``overwrite`` removes only folders inside it.
     """
     if max_concurrency < 1:
         raise ValueError(f"max_concurrency: must be at least 1 (got {max_concurrency})")
     records: dict[int, SessionRecord] = {}
     todo = []
     for index, job in enumerate(jobs):
-        if overwrite and job.folder.exists():
-            shutil.rmtree(job.folder)
+        if overwrite:
+            remove_tree(root or job.folder.parent, job.folder)
         if (job.folder / TRANSCRIPT).is_file():
             records[index] = _record(job, None)
         else:

@@ -7,7 +7,7 @@ slot map and metadata, the applications' ``spec.models[]`` and the local config.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -25,7 +25,12 @@ EVAL_MCE = "eval_mce"
 
 
 def application_models(manifests: ManifestSet) -> list[str]:
-    """Concrete model strings of every loaded Agent's and MAS's ``spec.models[]``."""
+    """Concrete model strings written in every loaded Agent's and MAS's ``spec.models[]``.
+
+    Only what the manifests say: a row on ``any`` inherits and adds nothing, and a turn
+    model resolved from the experiment or config.yaml is not an application model (it
+    would shadow steps 8 and 9 under a false label).
+    """
     rows = [row for loaded in manifests.agents for row in loaded.agent.spec.models]
     rows += [row for mas in manifests.mases for row in mas.spec.models]
     return [model for model in (concrete(row.model) for row in rows) if model is not None]
@@ -36,7 +41,6 @@ def judge_scope(
     manifests: ManifestSet | None = None,
     *,
     experiment: ExperimentBody | None = None,
-    models: Sequence[str] = (),
     config_default: str | None = None,
     template_vars: Mapping[str, str] | None = None,
 ) -> JudgeScope:
@@ -46,7 +50,6 @@ def judge_scope(
     :param manifests: a loaded experiment with its applications and local config; its
         fields fill the chain unless given explicitly below.
     :param experiment: the ``experiment:`` body (default: the one in ``manifests``).
-    :param models: extra application model strings (e.g. the transcripts' turn models).
     :param config_default: ``defaults.model`` (default: the loaded config.yaml's).
     :param template_vars: pipeline template vars on top of ``experiment.vars``.
     """
@@ -56,7 +59,7 @@ def judge_scope(
         config_default = manifests.config.defaults.model
     variables = dict(experiment.vars) if experiment else {}
     variables.update(template_vars or {})
-    found = [*(application_models(manifests) if manifests else []), *models]
+    found = application_models(manifests) if manifests else []
     name = (experiment.metadata if experiment else {}).get("model_name")
     return JudgeScope(
         step_model=config.model,

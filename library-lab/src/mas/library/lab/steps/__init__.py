@@ -53,8 +53,11 @@ class StepContext:
     stream: IO[str] | None = None
 
     def path(self, relative: str) -> Path:
-        """A path inside the run folder."""
-        return self.run.path / relative
+        """A path inside the run folder.
+
+        :raises UnsafePathError: ``relative`` resolves outside it.
+        """
+        return self.run.inside(self.run.path / relative)
 
     def sessions(self) -> list[dict[str, Any]]:
         """The rows of ``sessions.json`` (written by ``run_sessions``).

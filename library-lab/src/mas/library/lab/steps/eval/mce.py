@@ -2,7 +2,8 @@
 
 The judge model follows spec 000's order: this step's ``config.model`` /
 ``config.judge_model``, ``experiment.evaluation.model``, ``evaluation.config.model``,
-template vars, ``models.judge``, ``models.main`` / ``model``, the applications' models,
+template vars, ``models.judge``, ``models.main`` / ``model``, the concrete models written in
+the applications' ``spec.models[]`` (never their resolved turn models),
 ``metadata.model_name``, then the local and package defaults. It is logged here as
 ``judge model=… source=…`` and stored as ``judge_model`` / ``judge_model_source`` on the
 step metadata. Each session's ``metrics.json`` is written in its run folder.
@@ -37,12 +38,11 @@ class EvalMce:
         """Resolve the judge, score every run folder, record the judge on the metadata."""
         rows = ctx.sessions()
         experiment = ctx.experiment
-        manifests = experiment.flavours[0].manifests if experiment and experiment.flavours else None
-        models = sorted({a.turn_model.model for f in experiment.flavours for a in f.agents}) \
-            if experiment else []
+        # Step 7 reads the applications as written, never their resolved turn models.
+        manifests = experiment.base if experiment else None
         overwrite = self.params.overwrite or ctx.overwrite
         config = self.params.model_copy(update={"overwrite": overwrite})
-        scope = judge_scope(config, manifests, models=models)
+        scope = judge_scope(config, manifests)
         engine = self._engine(ctx)
         report = evaluate_runs(ctx.runtime, [ctx.path(r["folder"]) for r in rows], config,
                                engine=engine, scope=scope)
