@@ -105,21 +105,17 @@ def test_persistent_500_fails_once_with_a_clear_error(rec, server, cache):
     assert_cache_intact(engine, cache, seeded, before=1)
 
 
-def test_hung_connection_times_out_then_recovers(rec, server, cache):
-    engine, waits = make_engine(rec, server, cache, timeout=0.3)
+def test_a_timed_out_attempt_is_not_retried(rec, server, cache):
+    # A single-slot server (llama.cpp, Ollama) is still busy with the abandoned request:
+    # a retry would only queue behind it (docs/engine.md, "Failures and retries").
+    engine, waits = make_engine(rec, server, cache, timeout=0.3, num_retries=2)
     seeded = seed_cache(engine, cache)
-    server.hang().ok("answered in time")
-    assert engine.turn(PROMPT).text == "answered in time"
-    assert len(waits) == 1
-    assert_cache_intact(engine, cache, seeded, before=2)
-
-
-def test_hung_connection_past_every_retry_is_a_timeout_error(rec, server, cache):
-    engine, _ = make_engine(rec, server, cache, timeout=0.3, num_retries=1)
-    seeded = seed_cache(engine, cache)
-    server.hang().hang()
-    with pytest.raises(ModelCallError, match=r"after 2 attempt\(s\).*Timeout"):
+    server.hang().ok("never asked for")
+    with pytest.raises(ModelCallError, match=r"on the first attempt.*no complete answer within "
+                                             r"0.3s.*timed-out attempts are not retried"):
         engine.turn(PROMPT)
+    assert waits == []
+    assert server.script  # the scripted answer was never requested
     assert_cache_intact(engine, cache, seeded, before=1)
 
 
@@ -157,7 +153,7 @@ def test_401_is_reported_once_without_retry_and_without_the_key(rec, server, cac
     with pytest.raises(ModelCallError) as caught:
         engine.turn(PROMPT)
     message = str(caught.value)
-    assert message.startswith("authentication failed for model 'openai/test-model' at http://127.0.0.1")
+    assert message.startswith("authentication failed for model 'openai/test-model' at 127.0.0.1:")
     assert "api_key_env" in message
     assert SECRET_KEY not in message and "***" in message
     assert caught.value.__cause__ is None and caught.value.__suppress_context__

@@ -207,8 +207,9 @@ class _Wordy:
         from mas.library.standard.offline.handler import OfflineLLM
 
         class WordyLLM(OfflineLLM):
-            def answer(self, model, messages, optional_params, model_response):  # type: ignore[no-untyped-def]
-                response = super().answer(model, messages, optional_params, model_response)
+            def answer(self, model, messages, optional_params, model_response, session=""):  # type: ignore[no-untyped-def]
+                response = super().answer(model, messages, optional_params, model_response,
+                                          session)
                 response.usage.prompt_tokens = round(response.usage.prompt_tokens * 1.5)
                 return response
 

@@ -1,4 +1,4 @@
-"""Calibration of the chars/4 estimate against provider ``prompt_tokens`` (off by default).
+"""Calibration of the chars/4 estimate against provider ``prompt_tokens``.
 
 The estimator is a heuristic; a provider's tokenizer counts prose, JSON and tool calls
 differently. :class:`Calibration` learns, per model, the ratio of the ``prompt_tokens``
@@ -10,7 +10,11 @@ much from prose, so the calibration also fits, over all requests seen for the mo
 ratio per message kind (:func:`kind_of`) plus a fixed number of tokens per request (ridge
 least squares, pulled toward the overall ratio).
 
-Nothing calls it unless a caller opts in::
+Until a model has been seen often enough, :func:`digit_prior` stands in: many tokenizers
+(Llama's, Qwen's) spend one token per digit where chars/4 charges a quarter, so the
+start is conservative on digit-dense text. The engine observes every live call of every
+model (turn, summary, judge); sessions save the sums with their state
+(:meth:`Calibration.to_state`)::
 
     calibration = Calibration(enabled=True)
     calibration.observe("gpt-4o", request_messages, usage.prompt_tokens)   # after a call
@@ -37,6 +41,25 @@ _RIDGE = 1e-3
 
 _FEATURES = len(KINDS) + 1
 """Estimated tokens per kind, plus one constant per request."""
+
+DIGIT_TOKENS = 1.0
+"""Tokens a digit is assumed to cost before a model's own ratio is known."""
+
+
+def digit_prior(texts: Iterable[str], estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> float:
+    """Ratio to assume before any observation: as if each digit cost one token.
+
+    1.0 for text without digits; about 2.5 for text that is half digits.
+    """
+    estimated = digits = 0
+    for text in texts:
+        estimated += estimator.text(text)
+        digits += sum(ch.isdigit() for ch in text)
+    if estimated <= 0 or digits == 0:
+        return 1.0
+    # A digit already counts 1/chars_per_token in the estimate; the rest is missing.
+    missing = digits * (DIGIT_TOKENS - 1 / estimator.chars_per_token)
+    return max(1.0, (estimated + missing) / estimated)
 
 
 def kind_of(message: Message) -> str:
@@ -145,6 +168,40 @@ class Calibration:
         if fit is None:
             return self.estimator.messages(messages)
         return max(0, round(sum(self.message(model, m) for m in messages) + fit[-1]))
+
+    def learned(self, model: str) -> bool:
+        """Whether ``model`` has been seen often enough for its own ratio to apply."""
+        with self._lock:
+            state = self._models.get(model)
+            return state is not None and state.count >= self.min_observations
+
+    def to_state(self) -> dict[str, dict[str, object]]:
+        """The running sums of every model, as JSON data (for the session file)."""
+        with self._lock:
+            return {
+                name: {"count": m.count, "estimated": m.estimated, "reported": m.reported,
+                       "xtx": [list(row) for row in m.xtx], "xty": list(m.xty)}
+                for name, m in sorted(self._models.items())
+            }
+
+    def load_state(self, state: dict[str, dict[str, object]] | None) -> None:
+        """Replace the sums with what :meth:`to_state` saved (``None``: nothing)."""
+        models = {}
+        for name, saved in (state or {}).items():
+            xtx = saved.get("xtx")
+            xty = saved.get("xty")
+            if not (isinstance(xtx, list) and len(xtx) == _FEATURES and isinstance(xty, list)
+                    and len(xty) == _FEATURES):
+                continue  # written by an older feature set: relearn rather than misread
+            models[name] = _Model(
+                count=int(saved.get("count", 0)),  # type: ignore[call-overload]
+                estimated=int(saved.get("estimated", 0)),  # type: ignore[call-overload]
+                reported=int(saved.get("reported", 0)),  # type: ignore[call-overload]
+                xtx=[[float(x) for x in row] for row in xtx],
+                xty=[float(x) for x in xty],
+            )
+        with self._lock:
+            self._models = models
 
     def to_dict(self) -> dict[str, dict[str, float | int]]:
         """Per model: requests seen and the overall ratio (for logs and inspection)."""

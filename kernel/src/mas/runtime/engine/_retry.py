@@ -3,20 +3,38 @@
 The engine retries itself rather than through LiteLLM: LiteLLM's wrapper would also retry
 authentication errors (and needs an optional package to retry at all), and the provider
 SDK's own loop would multiply the attempts. One loop here makes attempt counts exact.
+
+Policy (docs/engine.md, "Failures and retries"):
+
+- retried, up to ``num_retries`` times: 408, 409, 429, 500, 502, 503, 504 and 529
+  (Anthropic's "overloaded"), refused or dropped connections and unreadable responses;
+- never retried: authentication (401/403, or no key to send), any other 4xx, and an
+  attempt that outlived ``timeout``. ``timeout`` bounds the whole attempt, not each read;
+  a server that is still working on the abandoned request (llama.cpp and Ollama serve one
+  request per slot) would only queue the retry behind it, so a timed-out call fails at
+  once with an error that says so;
+- a window overflow raises :class:`~mas.runtime.engine._window.WindowExceededError` for
+  the engine to re-size the request.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from mas.runtime.engine import _litellm
+from mas.runtime.engine._window import WindowExceededError, parse_overflow
 from mas.runtime.errors import ModelCallError
 
 # Retry warnings belong to the engine's public logger (spec 000's logger table).
 log = logging.getLogger("mas.runtime.engine.llm_live")
+
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+"""HTTP statuses worth another attempt."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +59,71 @@ class RetryPolicy:
         return min(wait, self.max_wait)
 
 
+class AttemptTimeoutError(TimeoutError):
+    """One attempt outlived the engine's ``timeout`` (the whole attempt, not one read)."""
+
+
+def endpoint(api_base: str | None, model: str) -> str:
+    """Where a call goes, for error lines: ``host:port`` of ``api_base``, never a key.
+
+    Without ``api_base`` it is the provider LiteLLM picks from the model prefix.
+    """
+    if api_base:
+        parts = urlsplit(api_base if "//" in api_base else f"//{api_base}")
+        host = parts.hostname or api_base
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return f"{host}:{port}"
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    return f"{provider} default endpoint"
+
+
+def attempt(call: Callable[[], Any], timeout: float) -> Any:
+    """Run ``call()`` and return its result, or raise after ``timeout`` seconds overall.
+
+    The call runs in a daemon thread: a provider SDK's timeout applies per read, so a
+    server that trickles its answer a byte at a time would otherwise hold the caller for
+    as long as it likes. The abandoned thread ends at the SDK's own read timeout.
+    """
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="mas-llm-attempt", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise AttemptTimeoutError(f"no complete answer within {timeout:g}s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status a LiteLLM error carries, when it has one."""
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def retriable(exc: BaseException) -> bool:
+    """Whether another attempt may help (see the module policy)."""
+    if isinstance(exc, AttemptTimeoutError) or _litellm.is_authentication(exc):
+        return False
+    litellm = _litellm.load_litellm()
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return False
+    if isinstance(exc, litellm.Timeout):
+        # The SDK's own read timeout: the server stopped answering (or sent a 504).
+        return True
+    if isinstance(exc, litellm.APIConnectionError):
+        return True
+    status = status_of(exc)
+    return status in RETRY_STATUSES if status is not None else _litellm.retriable(exc)
+
+
 def complete(
     kwargs: dict[str, Any],
     *,
@@ -48,38 +131,55 @@ def complete(
     purpose: str,
     api_base: str | None,
     secrets: tuple[str, ...],
+    on_retry: Callable[[BaseException], None] | None = None,
 ) -> tuple[Any, int]:
     """``litellm.completion(**kwargs)`` with retries; returns the response and attempts.
 
+    :param on_retry: called with each error that is about to be retried.
+    :raises WindowExceededError: the provider said the request is longer than its window.
     :raises ModelCallError: authentication failed (never retried), a non-transient error,
-        or a transient one that outlived the retries. The message is one line, secrets
-        masked, and the LiteLLM exception is not chained (it may quote the key).
+        a timed-out attempt, or a transient error that outlived the retries. The message
+        is one line naming model and endpoint, secrets masked, and the LiteLLM exception
+        is not chained (it may quote the key).
     """
     litellm = _litellm.load_litellm()
     model = kwargs["model"]
-    attempt = 0
+    where = endpoint(api_base, model)
+    timeout = float(kwargs.get("timeout") or 60.0)
+    number = 0
     while True:
-        attempt += 1
+        number += 1
         try:
-            return litellm.completion(**kwargs), attempt
+            return attempt(lambda: litellm.completion(**kwargs), timeout), number
         except Exception as exc:
             if _litellm.is_authentication(exc):
-                where = f" at {api_base}" if api_base else ""
                 raise ModelCallError(
-                    f"authentication failed for model {model!r}{where} ({purpose} call): "
+                    f"authentication failed for model {model!r} at {where} ({purpose} call): "
                     f"check the API key (infra generation.api_key_env); "
                     f"{_litellm.describe(exc, secrets)}"
                 ) from None
-            if _litellm.retriable(exc) and attempt <= policy.num_retries:
-                wait = policy.wait(exc, attempt)
+            if isinstance(exc, litellm.ContextWindowExceededError):
+                text = f"{exc} {getattr(exc, 'body', '') or ''}"
+                window, requested, completion = parse_overflow(text)
+                raise WindowExceededError(
+                    f"model {model!r} at {where} refused the {purpose} request as longer "
+                    f"than its window: {_litellm.describe(exc, secrets)}",
+                    window=window, requested=requested, completion=completion,
+                ) from None
+            if retriable(exc) and number <= policy.num_retries:
+                wait = policy.wait(exc, number)
                 log.warning(
-                    "model %s: attempt %d failed (%s); retrying in %.2fs",
-                    model, attempt, type(exc).__name__, wait,
+                    "model %s at %s: attempt %d failed (%s); retrying in %.2fs",
+                    model, where, number, type(exc).__name__, wait,
                 )
+                if on_retry is not None:
+                    on_retry(exc)
                 policy.sleep(wait)
                 continue
-            tried = f"after {attempt} attempt(s)" if attempt > 1 else "on the first attempt"
+            tried = f"after {number} attempt(s)" if number > 1 else "on the first attempt"
+            hint = (" (timed-out attempts are not retried: raise the model's timeout)"
+                    if isinstance(exc, AttemptTimeoutError) else "")
             raise ModelCallError(
-                f"model call to {model!r} failed {tried} ({purpose} call): "
-                f"{_litellm.describe(exc, secrets)}"
+                f"model call to {model!r} at {where} failed {tried} ({purpose} call): "
+                f"{_litellm.describe(exc, secrets)}{hint}"
             ) from None

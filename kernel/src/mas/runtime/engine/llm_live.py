@@ -15,7 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from mas.runtime.engine import _litellm, _retry
+from mas.runtime.context.calibration import Calibration
+from mas.runtime.degradation import Degradation
+from mas.runtime.engine import _litellm, _retry, _window
+from mas.runtime.engine._backoff import SummaryBackoff
 from mas.runtime.engine.cache import (
     LAYER,
     PROVIDER_LAYER,
@@ -50,6 +53,9 @@ KEYLESS_PLACEHOLDER = "no-key"
 PURPOSES = ("turn", "summary", "judge")
 """What a call is for, as carried on ``llm.call`` events."""
 
+MAX_WINDOW_RETRIES = 3
+"""Re-sized attempts after a window overflow before the call fails."""
+
 
 class Engine:
     """Calls models through LiteLLM for one session, with budget, cache, cost and events.
@@ -61,10 +67,12 @@ class Engine:
     :param api_base: URL of an OpenAI-compatible server (infra ``generation.api_base``).
     :param api_key: the key itself (read from infra ``generation.api_key_env`` by the caller);
         never logged or emitted.
-    :param timeout: seconds per attempt (infra ``generation.timeout``).
-    :param num_retries: extra attempts on 429, 5xx, timeouts, dropped connections and
-        unreadable responses (infra ``generation.num_retries``); authentication errors are
-        never retried.
+    :param timeout: seconds one attempt may take in all (infra ``generation.timeout``).
+    :param num_retries: extra attempts on 408/409/429/5xx/529, dropped connections and
+        unreadable responses (infra ``generation.num_retries``); authentication errors and
+        timed-out attempts are never retried.
+    :param model_settings: per model string, ``timeout`` and ``num_retries`` overriding
+        the two above (a model row's own settings).
     :param retry_backoff: first wait in seconds between attempts, doubled each time, when
         the server sends no ``Retry-After``.
     :param max_retry_wait: cap on any single wait, ``Retry-After`` included.
@@ -95,6 +103,7 @@ class Engine:
         infra_pricing: Pricing | Mapping[str, Any] | None = None,
         infra_mappings: Mapping[str, str] | None = None,
         catalog: Catalog | None = None,
+        model_settings: Mapping[str, Mapping[str, Any]] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if timeout <= 0:
@@ -125,6 +134,11 @@ class Engine:
         self.catalog = catalog
         self.ledger = UsageLedger()
         self.retry_policy = _retry.RetryPolicy(num_retries, retry_backoff, max_retry_wait, sleep)
+        self.model_settings = {k: dict(v) for k, v in (model_settings or {}).items()}
+        self.degradation = Degradation(emit=lambda data: self._emit("degraded", data))
+        # Every live reply teaches the calibration of its model (turn, summary, judge).
+        self.calibration = Calibration(enabled=True)
+        self.summary_backoff = SummaryBackoff()
         self._lock = threading.Lock()
         self._pricing: dict[str, Pricing | None] = {}
         self._providers_ready = False
@@ -217,6 +231,8 @@ class Engine:
             raise ValueError(f"purpose: must be one of {', '.join(PURPOSES)} (got {purpose!r})")
         requested = model or self.model
         deployed = map_model(requested, self.infra_mappings)
+        if purpose == "summary":
+            self.summary_backoff.check(deployed)
         self._charge_budget(purpose)
         params = {
             "max_tokens": max_tokens,
@@ -243,10 +259,14 @@ class Engine:
         started = time.monotonic()
         try:
             reply, attempts = self._call_live(deployed, messages, tools, params, purpose)
-        except Exception:
+        except Exception as exc:
             if infra_probed:
                 self._count_request(hit=False)
+            if purpose == "summary":
+                self.summary_backoff.failed(deployed, f"{type(exc).__name__}: {exc}")
             raise
+        if purpose == "summary":
+            self.summary_backoff.succeeded(deployed)
         latency = time.monotonic() - started
         cost = call_cost(reply.usage, self._pricing_for(requested))
         reply = replace(reply, model=deployed, cost=cost)
@@ -308,11 +328,50 @@ class Engine:
         params: dict[str, Any],
         purpose: str,
     ) -> tuple[ModelReply, int]:
+        """One live call; a window overflow is re-sized and retried, never skipped.
+
+        Each re-sized attempt counts against ``max_llm_calls`` and is counted as
+        ``window_overflows_recovered``; the provider's count of the refused prompt also
+        teaches the calibration, so the next request is sized right from the start.
+        """
+        sent = messages
+        for recovery in range(MAX_WINDOW_RETRIES + 1):
+            try:
+                reply, attempts = self._request(model, sent, tools, params, purpose)
+            except _window.WindowExceededError as exc:
+                if exc.prompt_tokens:
+                    self.calibration.observe(model, sent, exc.prompt_tokens, tools=tools)
+                shrunk = _window.shrink(sent, _window.shrink_factor(exc))
+                if recovery == MAX_WINDOW_RETRIES or not shrunk.cut_chars:
+                    raise
+                self._charge_budget(purpose)
+                self.degradation.add(
+                    "window_overflows_recovered",
+                    reason=f"{purpose} request to {model}: {exc.requested or '?'} tokens for a "
+                    f"window of {exc.window or '?'}; cut {shrunk.cut_chars} characters from "
+                    f"{shrunk.cut_messages} message(s) and retried",
+                )
+                sent = shrunk.messages
+                continue
+            if reply.usage is not None:
+                self.calibration.observe(model, sent, reply.usage.prompt_tokens, tools=tools)
+            return reply, attempts
+        raise AssertionError("unreachable: the last recovery re-raises")  # pragma: no cover
+
+    def _request(
+        self,
+        model: str,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None,
+        params: dict[str, Any],
+        purpose: str,
+    ) -> tuple[ModelReply, int]:
         self._ensure_providers()
+        own = self.model_settings.get(model, {})
         kwargs: dict[str, Any] = {
             "model": model,
             "messages": messages,
-            "timeout": self.timeout,
+            "timeout": own.get("timeout") or self.timeout,
             # Retries are the engine's own (see _retry); LiteLLM's and the SDK's are off.
             "num_retries": 0,
             "max_retries": 0,
@@ -336,11 +395,18 @@ class Engine:
             # A local OpenAI-compatible server (llama.cpp, Ollama, vLLM) often needs no
             # key, but the OpenAI SDK will not send a request without one.
             kwargs["api_key"] = KEYLESS_PLACEHOLDER
+        policy = self.retry_policy
+        if own.get("num_retries") is not None:
+            policy = replace(policy, num_retries=int(own["num_retries"]))
         response, attempts = _retry.complete(
-            kwargs, policy=self.retry_policy, purpose=purpose, api_base=self.api_base,
+            kwargs, policy=policy, purpose=purpose, api_base=self.api_base,
             secrets=(self._api_key,) if self._api_key else (),
+            on_retry=self._summary_retry if purpose == "summary" else None,
         )
         return _litellm.reply_of(response, model), attempts
+
+    def _summary_retry(self, exc: BaseException) -> None:
+        self.degradation.add("summarizer_retries", reason=f"{type(exc).__name__}")
 
     def _finish_cached(
         self,

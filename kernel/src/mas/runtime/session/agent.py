@@ -10,6 +10,7 @@ committed history is never lost.
 
 from __future__ import annotations
 
+import logging
 import math
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -18,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from mas.runtime.context import AssembledRequest, ContextPart, History, prepare_request
-from mas.runtime.context.calibration import Calibration
+from mas.runtime.context.calibration import digit_prior
+from mas.runtime.degradation import Degradation
 from mas.runtime.engine import Engine
 from mas.runtime.events import Event
 from mas.runtime.protocols import ContextManager, Message
@@ -30,6 +32,8 @@ from mas.runtime.session.tools import Tool
 from mas.runtime.session.view import ContextUsageView, usage_view
 
 PartsProvider = Callable[[str, str], Sequence[ContextPart]]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -62,7 +66,8 @@ class SessionSettings:
     :ivar instructions: the agent's role prompt.
     :ivar max_tool_rounds: model calls allowed per turn before the turn is cut short.
     :ivar calibrate: scale window and reserve by the learned prompt_tokens / estimate
-        ratio of the turn model (``spec.estimation.calibrate``).
+        ratio of the turn model (``spec.estimation.calibrate``, on by default); before it
+        is learned, by :func:`~mas.runtime.context.calibration.digit_prior`.
     :ivar min_observations: model calls seen before that ratio is applied.
     """
 
@@ -73,7 +78,7 @@ class SessionSettings:
     model_source: str = "agent"
     instructions: str = ""
     max_tool_rounds: int = 8
-    calibrate: bool = False
+    calibrate: bool = True
     min_observations: int = 3
 
 
@@ -110,9 +115,10 @@ class AgentSession:
 
     def __post_init__(self) -> None:
         self.engine.session_id = self.session_id
-        self.calibration = Calibration(
-            enabled=self.settings.calibrate, min_observations=self.settings.min_observations
-        )
+        # The engine observes every call it makes; the session reads the turn model's ratio.
+        self.calibration = self.engine.calibration
+        self.calibration.enabled = self.settings.calibrate
+        self.calibration.min_observations = self.settings.min_observations
         if self.skills is not None and self.skills.available():
             self.tools = [*self.tools, self.skills.tool()]
         self._by_name = {tool.name: tool for tool in self.tools}
@@ -134,35 +140,66 @@ class AgentSession:
         schemas = [tool.schema for tool in self.tools] or None
         calls = compactions = 0
         answer = ""
-        for round_number in range(self.settings.max_tool_rounds):
-            request = self._prepare(user, working, schemas)
-            compactions += int(request.managed.compacted)
-            reply = self.engine.turn(request.messages, tools=request.tools)
-            calls += 1
-            if self.calibration.enabled and reply.usage is not None and not reply.cache_hit:
-                self.calibration.observe(
-                    self.engine.model, request.messages, reply.usage.prompt_tokens,
-                    tools=request.tools,
-                )
-            assistant: Message = {"role": "assistant", "content": reply.text or None}
-            last_round = round_number == self.settings.max_tool_rounds - 1
-            if reply.tool_calls and not last_round:
-                assistant["tool_calls"] = reply.tool_calls
-                working.append(assistant)
-                working.extend(self._run_tools(reply.tool_calls))
-                continue
-            answer = reply.text or ""
-            working.append({"role": "assistant", "content": answer})
-            break
+        stop_counting = self.runtime.add_listener(self._count_failed_compaction)
+        try:
+            for round_number in range(self.settings.max_tool_rounds):
+                request = self._prepare(user, working, schemas)
+                compactions += int(request.managed.compacted)
+                reply = self.engine.turn(request.messages, tools=request.tools)
+                calls += 1
+                assistant: Message = {"role": "assistant", "content": reply.text or None}
+                last_round = round_number == self.settings.max_tool_rounds - 1
+                if reply.tool_calls and not last_round:
+                    assistant["tool_calls"] = reply.tool_calls
+                    working.append(assistant)
+                    working.extend(self._run_tools(reply.tool_calls))
+                    continue
+                if reply.tool_calls:
+                    self._tool_loop(reply.tool_calls)
+                answer = reply.text or ""
+                working.append({"role": "assistant", "content": answer})
+                break
+        finally:
+            stop_counting()
         messages = [user, *working]
         self._commit(messages, compactions)
         return TurnResult(answer, messages, calls, compactions, self.last_request)
+
+    @property
+    def degradation(self) -> Degradation:
+        """This session's degradation record (kept by its engine, saved with the session).
+
+        Add to it with ``session.degradation.add(kind, count, reason=...)``.
+        """
+        return self.engine.degradation
+
+    def _count_failed_compaction(self, event: Event) -> None:
+        # Only compactions of this session, while its turn runs (the runtime is shared).
+        if event.name != "compaction.exception" or event.session_id != self.session_id:
+            return
+        reason = str(event.data.get("reason") or event.data.get("kind") or "")
+        self.degradation.add("compaction_failures", reason=" ".join(reason.split())[:300])
+        if "SummarizerBackoffError" in reason:
+            self.degradation.add("summarizer_backoffs")
+
+    def _tool_loop(self, calls: list[dict[str, Any]]) -> None:
+        """The turn used up its tool rounds with the model still calling tools."""
+        names = sorted({str((c.get("function") or {}).get("name", "")) for c in calls})
+        unknown = [n for n in names if n not in self._by_name]
+        what = f"unknown tool(s) {', '.join(map(repr, unknown))}" if unknown else (
+            f"tool(s) {', '.join(map(repr, names))}")
+        reason = (f"turn {self.turns + 1}: all {self.settings.max_tool_rounds} tool rounds "
+                  f"used and the model still called {what}")
+        log.warning("%s; the turn ends without a tool answer", reason)
+        self.degradation.add("tool_loops", reason=reason)
 
     def _prepare(
         self, user: Message, working: list[Message], schemas: list[dict[str, Any]] | None
     ) -> AssembledRequest:
         window, reserve, source = self.settings.window, self.settings.reserve, ""
         ratio = self.calibration_ratio
+        if self.calibration.enabled and not self.calibration.learned(self.engine.model):
+            ratio = digit_prior(_texts([*self.history.messages, user, *working]))
         if ratio != 1.0:
             # Budgets are in estimated tokens: a provider counting r times the estimate
             # leaves window / r estimated tokens of room.
@@ -257,6 +294,8 @@ class AgentSession:
             "context_manager": self.cm.to_state(),
             "transcript": self.transcript,
             "ledger": ledger_to_state(self.engine.ledger),
+            "degradation": self.degradation.to_state(),
+            "calibration": self.calibration.to_state(),
             "skills": dict(self.skills.active) if self.skills else {},
             "context_usage": self.inspect_context().to_dict() if self.last_request else None,
         }
@@ -271,6 +310,14 @@ class AgentSession:
         self.cm.load_state(state["context_manager"])
         self.transcript = list(state["transcript"])
         self.engine.ledger = ledger_from_state(state["ledger"])
+        self.degradation.load_state(state.get("degradation"))
+        self.calibration.load_state(state.get("calibration"))
+        if (state.get("context_manager") or {}).get("compaction_in_progress"):
+            log.warning(
+                "session %s: its last compaction did not finish (failed or interrupted; "
+                "the crash marker is set); the next turn over budget tries again",
+                self.session_id,
+            )
         if self.skills is not None:
             self.skills.active = dict(state.get("skills", {}))
 
@@ -289,3 +336,7 @@ class AgentSession:
     def inspect_context(self) -> ContextUsageView:
         """The latest request's numbers, usage, caches and cost: never any text."""
         return usage_view(self)
+
+
+def _texts(messages: Iterable[Message]) -> list[str]:
+    return [m["content"] for m in messages if isinstance(m.get("content"), str)]

@@ -116,9 +116,9 @@ class Estimation(Strict):
     """``spec.estimation``: how the chars/4 token estimate is corrected."""
 
     calibrate: bool = Field(
-        default=False,
+        default=True,
         description="Scale the budget by the provider's prompt_tokens / estimate ratio, "
-        "learned per model during the session.",
+        "learned per model during the session (until then, assume a token per digit).",
     )
     min_observations: int = Field(
         default=3, ge=1, description="Model calls seen before the learned ratio is applied."
