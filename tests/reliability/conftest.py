@@ -1,4 +1,5 @@
-"""Shared pieces of the reliability suite: a scripted summary engine and a bind helper.
+"""Shared pieces of the reliability suite: a scripted summary engine, a bind helper, and a
+tiny offline lab experiment (``make_lab``).
 
 ``ScriptedEngine`` is a SummaryEngine double (the one in-process stand-in these tests use,
 as in tests/standard): each call takes the next mode from its script — ``ok``, ``raise``,
@@ -7,8 +8,12 @@ as in tests/standard): each call takes the next mode from its script — ``ok``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from mas.runtime import Event, Runtime
 from mas.runtime.protocols import BindContext, Message, ModelReply, Usage
@@ -50,3 +55,48 @@ def bound_manager(raw: Any, runtime: Runtime | None = None) -> tuple[Any, list[E
     ctx = BindContext(runtime=runtime, agent_name="agent", model_scope=scope,
                       turn_model=ModelChoice("gpt-4o", "spec.models[id=main]", "main"))
     return bind("context_manager", Binding.model_validate(raw), ctx), events
+
+
+TINY_AGENT = """\
+apiVersion: mas/v1
+kind: Agent
+metadata: {{name: {agent}}}
+spec:
+  models: [{{id: main, model: any, context_window: 4000, max_tokens: 200}}]
+  context_manager: {{type: summarising, params: {{keep_turns: 1}}}}
+"""
+
+TINY_EXPERIMENT = """\
+experiment:
+  name: {name}
+  models: {{main: offline/default, judge: offline/default}}
+  applications: [{{manifest: ./agent.yaml}}]
+  flavours:
+    - {{name: {flavour}, patch: {{}}}}
+  dataset: ./data.jsonl
+"""
+
+
+def tiny_lab(root: Path, *, name: str = "tiny", flavour: str = "plain", agent: str = "tiny",
+             items: int = 2, turns: int = 3) -> Path:
+    """Write a one-flavour experiment on the offline model under ``root``; returns its file.
+
+    Each item plants a fact, adds filler turns and asks for the fact last.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "agent.yaml").write_text(TINY_AGENT.format(agent=json.dumps(agent)))
+    lines = []
+    for i in range(items):
+        script = [f"My locker is L-{i}7."] + [f"filler {k} words" for k in range(turns - 2)]
+        lines.append(json.dumps({"id": f"i{i}", "turns": [*script, "Which locker is mine?"],
+                                 "expected_facts": [f"L-{i}7"]}))
+    (root / "data.jsonl").write_text("\n".join(lines) + "\n")
+    path = root / "exp.yaml"
+    path.write_text(TINY_EXPERIMENT.format(name=json.dumps(name), flavour=json.dumps(flavour)))
+    return path
+
+
+@pytest.fixture
+def make_lab() -> Callable[..., Path]:
+    """:func:`tiny_lab` as a fixture (test modules cannot import this conftest)."""
+    return tiny_lab

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mas.runtime.paths import open_append
+from mas.runtime.secrets import mask_data, reduce_message
+
 
 @dataclass(frozen=True)
 class Event:
@@ -47,11 +50,13 @@ class JsonlEventSink:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        # O_NOFOLLOW: a symlink planted at the path must not redirect the appends.
+        self._fd = open_append(self.path)
 
     def __call__(self, event: Event) -> None:
-        """Write ``event`` as one line."""
-        line = (event.to_json() + "\n").encode("utf-8")
+        """Write ``event`` as one line: keys masked, provider error text reduced to its
+        kind and status (:func:`mas.runtime.secrets.stored_event`)."""
+        line = (stored_event(event).to_json() + "\n").encode("utf-8")
         with self._lock:
             os.write(self._fd, line)
 
@@ -67,3 +72,15 @@ class JsonlEventSink:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def stored_event(event: Event) -> Event:
+    """``event`` as it may be stored: every string masked; on an ``*.exception`` event the
+    ``reason`` reduced to type, kind and status and the ``stacktrace`` dropped, since a
+    provider's message may quote the prompt (DESIGN.md §11, Boundaries)."""
+    data = dict(event.data)
+    if event.name.endswith(".exception"):
+        data.pop("stacktrace", None)
+        if isinstance(data.get("reason"), str):
+            data["reason"] = reduce_message(data["reason"])
+    return Event(event.name, mask_data(data), event.session_id, event.ts)

@@ -12,10 +12,16 @@ from typing import Any
 
 import click
 
-from mas.runtime.errors import ManifestError, MasError
+from mas.runtime.errors import ManifestError, MasError, ModelCallError, StorageError
 from mas.runtime.runtime import Runtime
+from mas.runtime.secrets import install_log_masking, mask
 
 EXIT_USER_ERROR = 2
+"""Bad input: a manifest, an option, a data file; or a refused path."""
+EXIT_PROVIDER = 4
+"""A model call failed for good (authentication, a provider error after the retries)."""
+EXIT_STORAGE = 5
+"""A file could not be written or read: disk full, permissions, a full SQLite cache."""
 
 
 @dataclass
@@ -39,20 +45,27 @@ def cli(verbose: bool) -> None:
 
 @contextmanager
 def handle_errors(verbose: bool) -> Iterator[None]:
-    """Print user errors as one line per problem and exit 2; ``verbose`` adds tracebacks."""
+    """Print errors as one masked line each and exit with the code of their kind
+    (docs/run-folder.md, "Exit codes"); ``verbose`` adds tracebacks (masked too)."""
+    install_log_masking()
     try:
         yield
     except ManifestError as exc:
-        if verbose:
-            traceback.print_exc()
-        for problem in exc.problems:
-            click.echo(problem.format(), err=True)
-        sys.exit(EXIT_USER_ERROR)
+        _fail(verbose, [problem.format() for problem in exc.problems], EXIT_USER_ERROR)
+    except ModelCallError as exc:
+        _fail(verbose, [f"error: {exc}"], EXIT_PROVIDER)
+    except StorageError as exc:
+        _fail(verbose, [f"error: {exc}"], EXIT_STORAGE)
     except MasError as exc:
-        if verbose:
-            traceback.print_exc()
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USER_ERROR)
+        _fail(verbose, [f"error: {exc}"], EXIT_USER_ERROR)
+
+
+def _fail(verbose: bool, lines: list[str], code: int) -> None:
+    if verbose:
+        click.echo(mask(traceback.format_exc()), err=True)
+    for line in lines:
+        click.echo(mask(line), err=True)
+    sys.exit(code)
 
 
 def state_of(ctx: click.Context) -> CliState:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mas.runtime.events import Event, JsonlEventSink
+from mas.runtime.paths import refuse_symlinks
 from mas.runtime.runtime import Runtime
 from mas.runtime.session.agent import AgentSession
 from mas.runtime.session.store import write_atomic
@@ -25,6 +26,8 @@ from mas.runtime.session.store import write_atomic
 TRANSCRIPT = "transcript.json"
 EVENTS = "events.jsonl"
 STATE = "session.json"
+RUN_FILES = (TRANSCRIPT, EVENTS, STATE)
+"""The files of a session run folder; none of them may be a symlink."""
 
 
 def is_run_folder(path: Path) -> bool:
@@ -41,6 +44,7 @@ def record_events(
     when its state is loaded. Several sessions may share one runtime: only this session's
     events are written.
     """
+    refuse_symlinks(folder, RUN_FILES)
     sink = JsonlEventSink(Path(folder) / EVENTS)
 
     def listener(event: Event) -> None:
@@ -74,6 +78,9 @@ def write_transcript(
         "messages": session.transcript,
         "final_answer": (answers[-1].get("content") or "") if answers else "",
         "error": error,
+        # ok, degraded or failed (docs/run-folder.md): what the lab and eval read first.
+        "status": session.degradation.status(error),
+        "degradation": session.degradation.to_state(),
         **(extra or {}),
     }
     write_atomic(Path(folder) / TRANSCRIPT, json.dumps(record, indent=1, ensure_ascii=False))

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from mas.runtime.errors import MasError
+from mas.runtime.paths import refuse_symlinks
+from mas.runtime.secrets import mask
 
 STATE_VERSION = 1
 
@@ -23,8 +25,12 @@ class SessionStateError(MasError):
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so readers see the old or the new content, whole."""
+    """Replace ``path`` with ``text`` so readers see the old or the new content, whole.
+
+    Keys are masked first (:func:`mas.runtime.secrets.mask`): nothing stored holds one.
+    """
     path = Path(path)
+    text = mask(text)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -47,7 +53,10 @@ def load_state(path: Path) -> dict[str, Any]:
     """Read a state written by :func:`save_state`.
 
     :raises SessionStateError: unreadable, not JSON, or another format version.
+    :raises UnsafePathError: ``path`` is a symlink (it would read and then replace a file
+        elsewhere).
     """
+    refuse_symlinks(Path(path).parent, [Path(path).name])
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

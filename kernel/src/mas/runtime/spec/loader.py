@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from mas.runtime.errors import ManifestError, Problem
+from mas.runtime.secrets import watch_env
 from mas.runtime.spec.binding import Binding
 from mas.runtime.spec.experiment import Experiment, LocalConfig
 from mas.runtime.spec.manifests import DOCUMENT_KINDS, Agent, Infra, Mas, Overlay
@@ -284,6 +285,9 @@ def _validate_document(
     elif isinstance(validated, Mas):
         result.mases.append(validated)
     elif isinstance(validated, Infra):
+        generation = validated.spec.generation
+        if generation is not None and generation.api_key_env:
+            watch_env(generation.api_key_env)  # its value is masked in every later text
         if result.infra is not None:
             problems.append(Problem(doc.source, "kind", "more than one Infra document loaded"))
         result.infra = validated

@@ -17,6 +17,7 @@ from typing import Any
 
 from mas.library.eval.metrics.base import MetricResult
 from mas.library.eval.run import METRICS, RunFolderError, SessionRun
+from mas.runtime.secrets import mask
 
 
 class MetricsFileError(RunFolderError):
@@ -124,8 +125,8 @@ class MetricsFile:
         fd, tmp = tempfile.mkstemp(prefix=".metrics-", suffix=".json", dir=folder)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(self.to_json(), handle, indent=2, sort_keys=False, default=str)
-                handle.write("\n")
+                # A judge error may quote a key: nothing stored holds one.
+                handle.write(mask(json.dumps(self.to_json(), indent=2, default=str)) + "\n")
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

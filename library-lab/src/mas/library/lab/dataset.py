@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mas.runtime.errors import ManifestError, Problem
+from mas.runtime.spec.manifests import FolderName
 from mas.runtime.spec.problems import problems_from_validation
 
 
@@ -50,19 +51,13 @@ class Item(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    id: str = Field(min_length=1, description="Unique item id (folder name).")
+    id: FolderName = Field(min_length=1, description="Unique item id (folder name).")
     turns: list[str | Turn] = Field(min_length=1, description="User turns, in order.")
     expected_facts: list[str] = Field(
         default_factory=list, description="Strings the final answer must contain (FactRecall)."
     )
     probes: list[Probe] = Field(default_factory=list, description="Mid-session questions.")
 
-    @field_validator("id")
-    @classmethod
-    def _folder_safe(cls, value: str) -> str:
-        if "/" in value or "\\" in value or value in (".", ".."):
-            raise ValueError("must be usable as a folder name (no '/', '\\', '.' or '..')")
-        return value
 
     def turn(self, index: int) -> Turn:
         """Turn ``index`` as a :class:`Turn` (strings become ``Turn(user=...)``)."""

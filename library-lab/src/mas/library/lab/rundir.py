@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mas.runtime.paths import contained, open_lock
+from mas.runtime.secrets import mask
+
 if TYPE_CHECKING:
     from mas.library.lab.experiment import LabExperiment
 
@@ -40,28 +43,17 @@ MANIFESTS_DIR = "manifests"
 
 def write_json(path: Path, data: Any) -> Path:
     """Write ``data`` as indented JSON atomically (a crash never leaves half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False, default=str)
-            handle.write("\n")
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; run folders are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_text(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
 def write_text(path: Path, text: str) -> Path:
-    """Write ``text`` atomically."""
+    """Write ``text`` atomically, keys masked (:func:`mas.runtime.secrets.mask`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
+            handle.write(mask(text))
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; run folders are meant to be shared
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -122,7 +114,9 @@ class RunFolder:
         """
         from mas.runtime.errors import MasError
 
-        with open(self.path / LOCK_FILE, "a+", encoding="utf-8") as handle:
+        # Opened without following a symlink: a planted .lock link must not be truncated
+        # through to its target.
+        with os.fdopen(open_lock(self.path / LOCK_FILE), "r+", encoding="utf-8") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -141,12 +135,26 @@ class RunFolder:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def session_dir(self, flavour: str, item: str, run_index: int) -> Path:
-        """The session run folder of one grid cell."""
-        return self.path / SESSIONS_DIR / flavour / item / f"run-{run_index}"
+        """The session run folder of one grid cell.
+
+        :raises UnsafePathError: it would resolve outside the run folder.
+        """
+        return self.inside(self.path / SESSIONS_DIR / flavour / item / f"run-{run_index}")
 
     def manifest_path(self, flavour: str, agent: str) -> Path:
-        """Where the compiled manifest of ``agent`` in ``flavour`` is written."""
-        return self.path / MANIFESTS_DIR / flavour / f"{agent}.yaml"
+        """Where the compiled manifest of ``agent`` in ``flavour`` is written.
+
+        :raises UnsafePathError: it would resolve outside the run folder.
+        """
+        return self.inside(self.path / MANIFESTS_DIR / flavour / f"{agent}.yaml")
+
+    def inside(self, path: Path) -> Path:
+        """``path`` unchanged, once checked to resolve inside the run folder.
+
+        :raises UnsafePathError: a ``..`` or a symlink takes it outside.
+        """
+        contained(self.path, path)
+        return path
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the run folder, with ``/`` separators."""
@@ -165,6 +173,7 @@ def open_run(
     if not new:
         for candidate in sorted(base.glob("*/" + RUN_FILE), reverse=True):
             if (read_json(candidate, {}) or {}).get("fingerprint") == print_:
+                contained(runs_root, candidate.parent)  # a symlinked run folder is refused
                 return RunFolder(candidate.parent), True
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     path = base / stamp
@@ -172,6 +181,7 @@ def open_run(
     while path.exists():
         suffix += 1
         path = base / f"{stamp}-{suffix}"
+    contained(runs_root, path)
     path.mkdir(parents=True)
     write_json(path / RUN_FILE, {
         "experiment": experiment.name,

@@ -44,7 +44,8 @@ class RunSessions:
         session = ctx.session_function or default_session_function()
         concurrency = self.params.max_concurrency or ctx.max_concurrency
         records = run_grid(jobs, session, max_concurrency=concurrency, overwrite=ctx.overwrite,
-                           stream=ctx.stream)
+                           stream=ctx.stream, root=ctx.run.path,
+                           runner=ctx.runner)
         for record in records:
             record.folder = ctx.run.relative(Path(record.folder))
         failed = [r for r in records if r.status == "failed"]

@@ -1,0 +1,136 @@
+"""Paths the project writes or removes stay inside their root (DESIGN.md §11, Boundaries).
+
+Three guards, used by every writer and remover of run folders:
+
+- :func:`folder_name_problem` / :func:`check_folder_name`: a name from user input that
+  becomes one path component (``metadata.name``, an experiment, flavour or step name, a
+  dataset item id) is a plain name: no separator, no ``..``, no leading dot, no control
+  character;
+- :func:`contained`: a path, resolved with its symlinks followed, lies inside its root
+  (resolved the same way); anything else raises :class:`UnsafePathError`;
+- :func:`open_append` and :func:`refuse_symlinks`: files of a run folder are opened with
+  ``O_NOFOLLOW``, and a planted symlink is refused rather than written through.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+from mas.runtime.errors import MasError
+
+MAX_NAME_LENGTH = 128
+"""Longest name accepted where a name becomes a folder or file name."""
+
+
+class UnsafePathError(MasError):
+    """A path would leave its root, or a run folder holds a symlink where a file belongs."""
+
+
+def folder_name_problem(value: str) -> str:
+    """Why ``value`` cannot be used as one folder or file name (``""``: it can)."""
+    if not value:
+        return "must not be empty"
+    if len(value) > MAX_NAME_LENGTH:
+        return f"must be at most {MAX_NAME_LENGTH} characters (it becomes a folder name)"
+    if "/" in value or "\\" in value:
+        return "must not contain '/' or '\\' (it becomes a folder name)"
+    if value.startswith("."):
+        return "must not start with '.' (it becomes a folder name; '..' would leave the run)"
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        return "must not contain control characters (it becomes a folder name)"
+    return ""
+
+
+def check_folder_name(value: str) -> str:
+    """``value`` unchanged when it is a safe folder name; for pydantic validators.
+
+    :raises ValueError: the reason from :func:`folder_name_problem`.
+    """
+    problem = folder_name_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+def contained(root: Path, path: Path) -> Path:
+    """``path`` resolved, after checking that it lies inside ``root`` (both resolved).
+
+    Symlinks anywhere along either path are followed first, so a symlinked folder that
+    points elsewhere is caught.
+
+    :raises UnsafePathError: the resolved path is outside the resolved root.
+    """
+    real_root = Path(root).resolve()
+    real = Path(path).resolve()
+    if real != real_root and real_root not in real.parents:
+        raise UnsafePathError(
+            f"{path}: resolves to {real}, outside {root}; refusing to write or remove it "
+            "(remove the symlink or pick another folder)"
+        )
+    return real
+
+
+def refuse_symlinks(folder: Path, names: Iterable[str]) -> None:
+    """Refuse a run folder where any of ``names`` is a symlink (it would redirect writes).
+
+    :raises UnsafePathError: naming the first symlink found.
+    """
+    for name in names:
+        path = Path(folder) / name
+        if path.is_symlink():
+            raise UnsafePathError(
+                f"{path}: is a symbolic link; run folders hold no symlinks (remove it and "
+                "run again)"
+            )
+
+
+def open_append(path: Path) -> int:
+    """Open ``path`` for appending (created when missing) without following a symlink.
+
+    :return: the file descriptor.
+    :raises UnsafePathError: ``path`` is a symlink.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+    return _open_nofollow(path, flags)
+
+
+def open_lock(path: Path) -> int:
+    """Open (or create) a lock file for reading and writing without following a symlink.
+
+    :raises UnsafePathError: ``path`` is a symlink.
+    """
+    return _open_nofollow(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+
+def _open_nofollow(path: Path, flags: int) -> int:
+    try:
+        return os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafePathError(
+                f"{path}: is a symbolic link; run folders hold no symlinks (remove it and "
+                "run again)"
+            ) from None
+        raise
+
+
+def remove_tree(root: Path, path: Path) -> None:
+    """Delete the folder ``path`` and everything in it, only when it lies inside ``root``.
+
+    A symlink at ``path`` is removed as a link, never followed; links inside the folder
+    are removed without touching their targets (:func:`shutil.rmtree` does not follow them).
+
+    :raises UnsafePathError: ``path`` (its parent resolved) is outside ``root``.
+    """
+    path = Path(path)
+    contained(root, path.parent)
+    if path.is_symlink():
+        path.unlink()
+        return
+    if path.exists():
+        contained(root, path)
+        shutil.rmtree(path)
