@@ -4,16 +4,29 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-PROJECT_FILES := requirements-dev.txt $(wildcard */pyproject.toml) $(wildcard tests/fixtures/*/pyproject.toml) \
+TEST_STAMP := $(VENV)/.installed-test
+PRODUCT_FILES := requirements.txt $(wildcard */pyproject.toml)
+TEST_FILES := requirements-dev.txt requirements-test.txt $(wildcard tests/fixtures/*/pyproject.toml) \
 	$(wildcard */examples/plugins/*/pyproject.toml)
 
 .PHONY: demo test lint bench install clean
 
-$(STAMP): $(PROJECT_FILES)
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+
+# install and demo get the product only (requirements.txt); test and lint get the product,
+# the tools and the fixture plugins (requirements-test.txt) in one pip call. The fixtures
+# register types of their own, so they never enter a venv made by install or demo alone.
+$(STAMP): $(PRODUCT_FILES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PIP) --upgrade pip
+	$(PIP) -r requirements.txt
 	touch $(STAMP)
+
+$(TEST_STAMP): $(PRODUCT_FILES) $(TEST_FILES)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) --upgrade pip
+	$(PIP) -r requirements-test.txt
+	touch $(STAMP) $(TEST_STAMP)
 
 install: $(STAMP)
 
@@ -29,11 +42,11 @@ demo: $(STAMP)
 	$(BIN)/mas-ctl run $(EXAMPLE_AGENT)/agent.yaml --input $(EXAMPLE_AGENT)/turns.jsonl --out runs/demo-session
 	$(BIN)/mas-ctl lab run $(EXPERIMENT)
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(BIN)/python -m pytest
 
 # Benchmarks run in their own venv: the peers' pins never touch the test venv.
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check kernel library-standard library-eval library-lab tests benchmarks
 	$(BIN)/mypy kernel/src library-standard/src library-eval/src library-lab/src
 

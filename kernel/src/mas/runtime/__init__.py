@@ -29,6 +29,7 @@ Every hook is documented in :mod:`mas.runtime.hookspecs`.
 
 from __future__ import annotations
 
+import importlib_metadata
 import pluggy
 
 from mas.runtime.errors import (
@@ -43,6 +44,11 @@ from mas.runtime.events import Event
 from mas.runtime.plugins import make_plugin_manager
 from mas.runtime.registry import KindRegistry, NoParams, TypeEntry
 from mas.runtime.runtime import Runtime
+
+try:
+    __version__: str = importlib_metadata.version("mas-runtime")
+except importlib_metadata.PackageNotFoundError:  # imported from a source tree, not installed
+    __version__ = "0.0.0+unknown"
 
 hookimpl = pluggy.HookimplMarker("mas")
 """Marker for hook implementations: ``@hookimpl`` on a ``mas_*`` function."""
@@ -59,6 +65,7 @@ __all__ = [
     "Runtime",
     "TypeEntry",
     "UnknownTypeError",
+    "__version__",
     "hookimpl",
     "make_plugin_manager",
 ]

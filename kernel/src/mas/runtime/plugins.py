@@ -127,7 +127,7 @@ def make_plugin_manager(
     :param disabled: plugin names to skip; defaults to ``MAS_DISABLE_PLUGINS``.
     :param strict: raise the first :class:`PluginLoadError` instead of recording it.
     """
-    from mas.runtime import _builtin
+    from mas.runtime import __version__, _builtin
 
     pm = MasPluginManager(strict=strict)
     pm.add_hookspecs(hookspecs)
@@ -137,20 +137,13 @@ def make_plugin_manager(
     blocked = set(disabled) if disabled is not None else disabled_plugins()
     for name in blocked:
         pm.set_blocked(name)
-    pm.register_plugin(_builtin, "builtin", PluginInfo("builtin", "mas-runtime", _version()))
+    pm.register_plugin(_builtin, "builtin", PluginInfo("builtin", "mas-runtime", __version__))
     for name, plugin in plugins:
         pm.register_plugin(plugin, name)
     if entry_points:
         _load_entry_points(pm)
     _drop_unknown_hooks(pm)
     return pm
-
-
-def _version() -> str | None:
-    try:
-        return importlib_metadata.version("mas-runtime")
-    except importlib_metadata.PackageNotFoundError:
-        return None
 
 
 def _load_entry_points(pm: MasPluginManager) -> None:
