@@ -141,10 +141,3 @@ class StorageError(MasError):
 
     The message names the file and what to do; the ``OSError`` is the ``__cause__``.
     """
-
-
-class StorageError(MasError):
-    """A file could not be written or read (disk full, permissions, a full database).
-
-    The message names the file and what to do; the ``OSError`` is the ``__cause__``.
-    """
