@@ -39,6 +39,10 @@ KINDS = DEGRADING + NOTICES
 OK, DEGRADED, FAILED = "ok", "degraded", "failed"
 """Session statuses."""
 
+EXIT_DEGRADED = 3
+"""Exit code of ``mas-ctl run`` and ``mas-ctl lab run`` when anything degraded (and
+``--allow-degraded`` was not given)."""
+
 Emit = Callable[[dict[str, Any]], None]
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
 import click
 
 from mas.runtime.cli._app import EXISTING_FILE, manifest_options, state_of
+from mas.runtime.degradation import EXIT_DEGRADED
 from mas.runtime.errors import ManifestError, Problem
 from mas.runtime.runtime import Runtime
 from mas.runtime.session import (
@@ -126,6 +128,11 @@ def turn_line(session: AgentSession, result: TurnResult, seconds: float) -> str:
     help="Run folder (default runs/<agent>/<timestamp>); an existing one resumes.",
 )
 @click.option("--quiet", is_flag=True, help="Print only the final ContextUsageView.")
+@click.option(
+    "--allow-degraded",
+    is_flag=True,
+    help=f"Exit 0 even when the session degraded (otherwise exit {EXIT_DEGRADED}).",
+)
 @click.pass_context
 def run_command(
     ctx: click.Context,
@@ -137,8 +144,13 @@ def run_command(
     input_path: Path,
     out: Path | None,
     quiet: bool,
+    allow_degraded: bool,
 ) -> None:
-    """Run FILE's agent over the user turns of --input; write a run folder."""
+    """Run FILE's agent over the user turns of --input; write a run folder.
+
+    A session that degraded (failed compactions, cut messages, tool loops, ...) says so
+    and exits 3 unless --allow-degraded.
+    """
     turns = read_turns(input_path)
     runtime = state_of(ctx).runtime
     if out is None:
@@ -165,6 +177,26 @@ def run_command(
         close()
     click.echo(json.dumps(session.inspect_context().to_dict(), indent=2))
     click.echo(f"run folder: {out}")
+    report_degradation(session, allow_degraded)
+
+
+def report_degradation(session: AgentSession, allow: bool) -> None:
+    """Print what degraded, one line per kind, and exit 3 unless ``allow``."""
+    record = session.degradation
+    if not record.counts:
+        return
+    for kind, count in sorted(record.counts.items()):
+        last = record.reasons.get(kind)
+        click.echo(f"{kind}: {count}" + (f" (last: {last})" if last else ""), err=True)
+    if not record.degraded:
+        return
+    click.echo(
+        f"degraded: session {session.session_id} finished, but its numbers are not the "
+        "strategy's own" + ("; accepted (--allow-degraded)" if allow else ""),
+        err=True,
+    )
+    if not allow:
+        sys.exit(EXIT_DEGRADED)
 
 
 @click.command("chat")

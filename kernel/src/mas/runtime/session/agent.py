@@ -177,10 +177,14 @@ class AgentSession:
         # Only compactions of this session, while its turn runs (the runtime is shared).
         if event.name != "compaction.exception" or event.session_id != self.session_id:
             return
-        reason = str(event.data.get("reason") or event.data.get("kind") or "")
-        self.degradation.add("compaction_failures", reason=" ".join(reason.split())[:300])
-        if "SummarizerBackoffError" in reason:
-            self.degradation.add("summarizer_backoffs")
+        reason = " ".join(str(event.data.get("reason") or event.data.get("kind") or "").split())
+        if reason.startswith("SummarizerBackoffError"):
+            # Skipped without a request: the failure that started the back-off stays the
+            # compaction failures' last reason.
+            self.degradation.add("compaction_failures")
+            self.degradation.add("summarizer_backoffs", reason=reason[:300])
+        else:
+            self.degradation.add("compaction_failures", reason=reason[:300])
 
     def _tool_loop(self, calls: list[dict[str, Any]]) -> None:
         """The turn used up its tool rounds with the model still calling tools."""

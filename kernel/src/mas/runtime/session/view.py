@@ -50,6 +50,10 @@ class ContextUsageView:
     cache: dict[str, Any] = field(default_factory=dict)
     cost: float = 0.0
     cost_status: str = "ok"
+    status: str = "ok"
+    degradation: dict[str, int] = field(default_factory=dict)
+    last_error_kinds: dict[str, str] = field(default_factory=dict)
+    compaction_in_progress: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data."""
@@ -104,7 +108,19 @@ def usage_view(session: AgentSession) -> ContextUsageView:
         },
         cost=round(ledger.cost, 8),
         cost_status=ledger.cost_status,
+        status=session.degradation.status(),
+        degradation=dict(session.degradation.counts),
+        last_error_kinds={
+            kind: _error_kind(reason) for kind, reason in session.degradation.reasons.items()
+        },
+        compaction_in_progress=bool(getattr(session.cm, "compaction_in_progress", False)),
     )
+
+
+def _error_kind(reason: str) -> str:
+    # Reasons may quote a provider's message; the view keeps only the exception's name.
+    head = reason.split(":", 1)[0].strip()
+    return head if head.isidentifier() else "other"
 
 
 _LABEL_KEYS = frozenset({"model", "model_source", "trigger_source", "kind", "provider"})

@@ -1,0 +1,102 @@
+"""``mas-ctl run`` on a degraded session, end to end through LiteLLM's real call path
+(issue 11 "Done when"): the example agent with its summarizer on a closed port, and on
+the fake provider whose tokenizer counts each digit as a token."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mas.runtime.degradation import EXIT_DEGRADED
+from mas.runtime.fakeprovider import closed_base_url, serve
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "library-standard" / "examples" / "agent"
+
+
+def _overlay(write: Callable[[str, str], Path], base: str, window: int) -> tuple[Path, Path]:
+    infra = write("infra.yaml", f"""
+        apiVersion: mas/v1
+        kind: Infra
+        metadata: {{name: local}}
+        spec:
+          generation: {{api_base: "{base}", timeout: 10, num_retries: 1}}
+    """)
+    overlay = write("summarizer.yaml", f"""
+        apiVersion: mas/v1
+        kind: Overlay
+        metadata: {{name: local-summarizer}}
+        spec:
+          target: {{kind: Agent}}
+          patch:
+            models:
+              - {{id: main, context_window: 3000}}
+              - {{id: summarizer, model: openai/local, context_window: {window}}}
+    """)
+    return infra, overlay
+
+
+def _turns(tmp_path: Path, count: int) -> Path:
+    lines = (EXAMPLE / "turns.jsonl").read_text().splitlines()[:count]
+    path = tmp_path / "turns.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_summarizer_on_a_closed_port_makes_the_run_degraded(
+    write: Callable[[str, str], Path], mas_ctl: Callable[..., Any], tmp_path: Path,
+) -> None:
+    base = closed_base_url()
+    infra, overlay = _overlay(write, base, 8192)
+    out = tmp_path / "run"
+    result = mas_ctl("run", EXAMPLE / "agent.yaml", "--infra", infra, "--overlay", overlay,
+                     "--input", _turns(tmp_path, 30), "--out", out, "--quiet")
+    assert result.code == EXIT_DEGRADED, result.err
+    port = base.rsplit(":", 1)[1].split("/")[0]
+    failed = [line for line in result.err.splitlines() if line.startswith("compaction_failures:")]
+    assert len(failed) == 1 and f"127.0.0.1:{port}" in failed[0]
+    assert "'openai/local'" in failed[0]
+    assert "degraded: session" in result.err
+    transcript = json.loads((out / "transcript.json").read_text())
+    assert transcript["status"] == "degraded"
+    counts = transcript["degradation"]["counts"]
+    assert counts["compaction_failures"] >= 2
+    # Backed off: fewer summary requests than failed compactions.
+    assert counts.get("summarizer_backoffs", 0) >= 1
+    view = json.loads(mas_ctl("inspect", out).out)
+    assert view["status"] == "degraded"
+    assert view["degradation"]["compaction_failures"] == counts["compaction_failures"]
+    assert view["last_error_kinds"]["compaction_failures"] == "ModelCallError"
+    assert view["compaction_in_progress"] is True
+    # Accepted on request: same run, exit 0, still said.
+    again = mas_ctl("run", EXAMPLE / "agent.yaml", "--infra", infra, "--overlay", overlay,
+                    "--input", _turns(tmp_path, 30), "--out", tmp_path / "run2", "--quiet",
+                    "--allow-degraded")
+    assert again.code == 0 and "accepted (--allow-degraded)" in again.err
+
+
+def test_on_the_digit_tokenizer_no_summary_is_lost_to_a_window_overflow(
+    write: Callable[[str, str], Path], mas_ctl: Callable[..., Any], tmp_path: Path,
+) -> None:
+    # Digit-dense turns: the estimate counts a quarter of what this server counts.
+    turns = tmp_path / "digits.jsonl"
+    turns.write_text("".join(
+        json.dumps(f"Batch {t}: " + " ".join(f"{t * 1000 + n:07d}" for n in range(50))) + "\n"
+        for t in range(30)))
+    with serve(window=4096) as provider:
+        infra, overlay = _overlay(write, provider.base_url, 4096)
+        out = tmp_path / "run"
+        result = mas_ctl("run", EXAMPLE / "agent.yaml", "--infra", infra, "--overlay", overlay,
+                         "--input", turns, "--out", out, "--quiet")
+    assert result.code == 0, result.err
+    transcript = json.loads((out / "transcript.json").read_text())
+    assert transcript["status"] == "ok"
+    counts = transcript["degradation"]["counts"]
+    assert "compaction_failures" not in counts
+    assert provider.served, "the summarizer was called"
+    events = [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines()]
+    assert sum(e["event"] == "compaction.stop" and e.get("llm_called") for e in events) >= 1
+    # Each refused request was re-sized and then served.
+    assert provider.rejected, "the summary requests did overflow the 2k window"
+    assert counts.get("window_overflows_recovered", 0) == len(provider.rejected)
