@@ -1,4 +1,4 @@
-"""The local model catalog: shipped data, prefix stripping, LiteLLM-map fallback, parsing."""
+"""Model facts: LiteLLM's installed map first, the dated overrides on top, parsing."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ import re
 import subprocess
 import sys
 import textwrap
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import importlib_metadata
 import pytest
 
 from mas.runtime.catalog import (
@@ -25,24 +27,75 @@ from mas.runtime.catalog import (
     parse_catalog,
 )
 
+MAP_MODELS = ["gpt-4o", "gpt-4.1-mini", "o3", "claude-sonnet-4-5", "claude-haiku-4-5",
+              "gemini-2.5-pro", "gemini-2.5-flash"]
+
+
+@pytest.fixture(scope="module")
+def model_cost() -> dict[str, Any]:
+    """The installed LiteLLM's own model map, as litellm itself loads it."""
+    from mas.runtime.engine._litellm import load_litellm
+
+    return dict(load_litellm().model_cost)
+
+
+@pytest.mark.parametrize("model", MAP_MODELS)
+def test_windows_and_prices_come_from_the_installed_litellm_map(model: str, model_cost: dict[str, Any]) -> None:
+    record = model_cost[model]
+    entry = default_catalog().lookup(model)
+    assert entry is not None
+    assert entry.context_window == record["max_input_tokens"]
+    assert entry.source == f"litellm-map {importlib_metadata.version('litellm')}"
+    price = entry.pricing
+    assert price is not None and price.source == entry.source and price.litellm_key == model
+    assert price.input_per_million == pytest.approx(record["input_cost_per_token"] * 1e6)
+    assert price.output_per_million == pytest.approx(record["output_cost_per_token"] * 1e6)
+    assert price.cached_input_per_million == pytest.approx(record["cache_read_input_token_cost"] * 1e6)
+    write = record.get("cache_creation_input_token_cost")
+    assert price.cache_write_per_million == (pytest.approx(write * 1e6) if write else None)
+
 
 def test_gemini_flash_matches_spec_003() -> None:
-    entry = builtin_entries()["gemini-2.5-flash"]
-    assert entry.context_window == 1_048_576
-    assert entry.pricing == Pricing(0.30, 0.03, 2.50, "2026-10-06", "catalog")
+    price = default_catalog().pricing("vertex_ai/gemini-2.5-flash")
+    assert price is not None
+    rates = (price.input_per_million, price.cached_input_per_million, price.output_per_million)
+    assert rates == pytest.approx((0.30, 0.03, 2.50))
+    assert default_catalog().context_window("gemini-2.5-flash") == 1_048_576
 
 
-@pytest.mark.parametrize(
-    "model",
-    ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano", "o3", "o4-mini",
-     "claude-sonnet-4-5", "claude-haiku-4-5", "gemini-2.5-pro", "offline/default"],
-)
-def test_shipped_entries_are_complete_and_dated(model: str) -> None:
-    entry = builtin_entries()[model]
-    assert entry.context_window is not None and entry.context_window >= 100_000
-    assert entry.pricing is not None
-    assert entry.pricing.as_of is not None and entry.pricing.as_of.startswith("20")
-    assert entry.pricing.output_per_million >= entry.pricing.input_per_million
+def test_anthropic_cache_writes_carry_their_premium() -> None:
+    price = default_catalog().pricing("anthropic/claude-sonnet-4-5")
+    assert price is not None
+    write, cached = price.cache_write_per_million, price.cached_input_per_million
+    assert write is not None and cached is not None
+    assert write > price.input_per_million > cached
+
+
+def test_every_override_is_dated_referenced_and_needed(model_cost: dict[str, Any]) -> None:
+    # An override that repeats the map would go stale on the next LiteLLM upgrade: each
+    # one must cover a model the map lacks, or a field on which it disagrees with the map.
+    text = resources.files("mas.runtime").joinpath("data", "catalog.json").read_text("utf-8")
+    raw = json.loads(text)["models"]
+    for key, own in builtin_entries().items():
+        assert own.source == f"catalog {raw[key]['as_of']}" and raw[key].get("reference"), key
+        mapped = entry_from_litellm(key, model_cost.get(key), "now") if key in model_cost else None
+        if mapped is None:
+            continue
+        differs = own.context_window is not None and own.context_window != mapped.context_window
+        if own.pricing is not None and mapped.pricing is not None:
+            ours, theirs = own.pricing, mapped.pricing
+            differs = differs or (ours.input_per_million, ours.cached_input_per_million,
+                                  ours.output_per_million) != (theirs.input_per_million,
+                                                               theirs.cached_input_per_million,
+                                                               theirs.output_per_million)
+        assert differs, f"{key}: the override repeats LiteLLM's map"
+
+
+def test_the_offline_model_comes_from_the_overrides() -> None:
+    entry = default_catalog().lookup("offline/default")
+    assert entry is not None and entry.source == "catalog 2026-11-30"
+    assert entry.context_window == 128_000
+    assert entry.pricing == Pricing(0.0, 0.0, 0.0, "2026-11-30", "catalog 2026-11-30")
 
 
 def test_lookup_keys_strip_provider_prefixes_one_by_one() -> None:
@@ -52,41 +105,57 @@ def test_lookup_keys_strip_provider_prefixes_one_by_one() -> None:
     assert list(lookup_keys(" gpt-4o ")) == ["gpt-4o"]
 
 
+def test_prefixed_names_find_entries_in_both_sources() -> None:
+    assert default_catalog().context_window("openai/gpt-4o") == 128_000
+    assert default_catalog().context_window("gemini/gemini-2.5-flash") == 1_048_576
+    overrides_only = Catalog(builtin_entries())
+    assert overrides_only.context_window("offline/default") == 128_000
+    assert overrides_only.context_window("gpt-4o") is None
+
+
+PRIMARY_PRICE = Pricing(1.0, 0.1, 2.0, None, "primary", litellm_key="m")
+OWN_PRICE = Pricing(3.0, None, 4.0, "2026-01-01", "catalog 2026-01-01")
+
+
+def _primary(key: str) -> CatalogEntry | None:
+    return CatalogEntry(key, 1000, PRIMARY_PRICE, "primary") if key.endswith("m") else None
+
+
 @pytest.mark.parametrize(
-    ("model", "window"),
-    [("openai/gpt-4o", 128_000), ("vertex_ai/gemini-2.5-flash", 1_048_576),
-     ("gemini/gemini-2.5-flash", 1_048_576), ("offline/default", 128_000)],
+    ("own", "window", "window_source", "price"),
+    [
+        (CatalogEntry("m", 64, None, "catalog 2026-01-01"), 64, "catalog 2026-01-01", PRIMARY_PRICE),
+        (CatalogEntry("m", None, OWN_PRICE, "catalog 2026-01-01"), 1000, "primary", OWN_PRICE),
+        (CatalogEntry("m", 64, OWN_PRICE, "catalog 2026-01-01"), 64, "catalog 2026-01-01", OWN_PRICE),
+    ],
 )
-def test_prefixed_names_find_the_catalog_entry(model: str, window: int) -> None:
-    catalog = Catalog(builtin_entries())  # no fallback: the hit must come from our file
-    assert catalog.context_window(model) == window
+def test_an_override_wins_only_for_the_fields_it_sets(own: CatalogEntry, window: int, window_source: str, price: Pricing) -> None:
+    entry = Catalog({"m": own}, primary=_primary).lookup("azure/m")
+    assert entry == CatalogEntry("m", window, price, window_source)
 
 
-def test_own_entries_win_over_fallback_at_every_key() -> None:
+def test_either_source_alone_answers_and_a_miss_everywhere_is_none() -> None:
     asked: list[str] = []
 
-    def fallback(key: str) -> CatalogEntry | None:
+    def primary(key: str) -> CatalogEntry | None:
         asked.append(key)
-        return CatalogEntry(key, 1, None, "fallback")
+        return None
 
-    own = {"gpt-4o": CatalogEntry("gpt-4o", 128_000, None, "catalog")}
-    catalog = Catalog(own, fallback=fallback)
+    own = {"gpt-4o": CatalogEntry("gpt-4o", 128_000, None, "catalog 2026-01-01")}
+    catalog = Catalog(own, primary=primary)
     assert catalog.lookup("azure/gpt-4o") == own["gpt-4o"]
-    assert asked == []
-    assert catalog.lookup("azure/unknown") == CatalogEntry("azure/unknown", 1, None, "fallback")
-    assert asked == ["azure/unknown"]
-
-
-def test_miss_everywhere_is_none() -> None:
-    catalog = Catalog({}, fallback=lambda key: None)
-    assert catalog.lookup("acme/nothing") is None
-    assert catalog.context_window("acme/nothing") is None
-    assert catalog.pricing("acme/nothing") is None
+    assert asked == ["azure/gpt-4o", "gpt-4o"]  # the map is asked at every key first
+    assert Catalog({}, primary=_primary).lookup("x/m") == CatalogEntry("x/m", 1000, PRIMARY_PRICE, "primary")
+    missing = Catalog({}, primary=lambda key: None)
+    assert missing.lookup("acme/nothing") is None
+    assert missing.context_window("acme/nothing") is None
+    assert missing.pricing("acme/nothing") is None
 
 
 def test_litellm_record_scaled_to_per_million() -> None:
     raw = {"max_input_tokens": 16385, "input_cost_per_token": 5e-07,
-           "cache_read_input_token_cost": None, "output_cost_per_token": 1.5e-06}
+           "cache_read_input_token_cost": None, "output_cost_per_token": 1.5e-06,
+           "cache_creation_input_token_cost": 6.25e-07}
     entry = entry_from_litellm("gpt-3.5-turbo", raw, "9.9")
     assert entry is not None
     assert entry.context_window == 16385
@@ -95,6 +164,8 @@ def test_litellm_record_scaled_to_per_million() -> None:
     assert entry.pricing.input_per_million == pytest.approx(0.5)
     assert entry.pricing.cached_input_per_million is None
     assert entry.pricing.output_per_million == pytest.approx(1.5)
+    assert entry.pricing.cache_write_per_million == pytest.approx(0.625)
+    assert entry.pricing.litellm_key == "gpt-3.5-turbo"
 
 
 @pytest.mark.parametrize(
@@ -105,8 +176,8 @@ def test_litellm_records_without_data_are_ignored(raw: Any) -> None:
     assert entry_from_litellm("x", raw, "1") is None
 
 
-def test_default_catalog_falls_back_to_litellm_map() -> None:
-    entry = default_catalog().lookup("gpt-3.5-turbo")  # not in our file
+def test_models_the_overrides_lack_come_from_the_map() -> None:
+    entry = default_catalog().lookup("gpt-3.5-turbo")
     assert "gpt-3.5-turbo" not in builtin_entries()
     assert entry is not None and entry.source.startswith("litellm-map ")
     assert entry.context_window is not None and entry.context_window > 0
@@ -133,11 +204,12 @@ def test_catalog_miss_does_not_import_litellm() -> None:
 def test_parse_catalog_reads_entries() -> None:
     entries = parse_catalog({"models": {
         "m": {"context_window": 8192, "as_of": "2026-01-02",
-              "pricing": {"input_per_million_tokens": 1, "output_per_million_tokens": 2}},
-        "n": {"context_window": 4096},
+              "pricing": {"input_per_million_tokens": 1, "output_per_million_tokens": 2,
+                          "cache_write_per_million_tokens": 1.25}},
+        "n": {"context_window": 4096, "as_of": "2026-01-03"},
     }})
-    assert entries["m"].pricing == Pricing(1.0, None, 2.0, "2026-01-02", "catalog")
-    assert entries["n"] == CatalogEntry("n", 4096, None, "catalog")
+    assert entries["m"].pricing == Pricing(1.0, None, 2.0, "2026-01-02", "catalog 2026-01-02", 1.25)
+    assert entries["n"] == CatalogEntry("n", 4096, None, "catalog 2026-01-03")
 
 
 @pytest.mark.parametrize(
@@ -145,18 +217,19 @@ def test_parse_catalog_reads_entries() -> None:
     [
         ({}, "'models' must be a mapping"),
         ({"models": {"m": 5}}, "models.m: must be a mapping (got 5)"),
-        ({"models": {"m": {"context_window": 0}}},
+        ({"models": {"m": {"context_window": 5}}}, "models.m.as_of: required date"),
+        ({"models": {"m": {"context_window": 0, "as_of": "d"}}},
          "models.m.context_window: must be a positive integer (got 0)"),
-        ({"models": {"m": {"context_window": True}}}, "must be a positive integer (got True)"),
+        ({"models": {"m": {"context_window": True, "as_of": "d"}}}, "must be a positive integer (got True)"),
         ({"models": {"m": {"window": 5}}}, "models.m.window: unknown field"),
-        ({"models": {"m": {"pricing": [1]}}}, "models.m.pricing: must be a mapping"),
-        ({"models": {"m": {"pricing": {"output_per_million_tokens": 1}}}},
+        ({"models": {"m": {"pricing": [1], "as_of": "d"}}}, "models.m.pricing: must be a mapping"),
+        ({"models": {"m": {"pricing": {"output_per_million_tokens": 1}, "as_of": "d"}}},
          "models.m.pricing.input_per_million_tokens: required rate is missing"),
-        ({"models": {"m": {"pricing": {"input_per_million_tokens": -1,
-                                       "output_per_million_tokens": 1}}}},
+        ({"models": {"m": {"as_of": "d", "pricing": {"input_per_million_tokens": -1,
+                                                     "output_per_million_tokens": 1}}}},
          "input_per_million_tokens: must be a non-negative number (got -1)"),
-        ({"models": {"m": {"pricing": {"input_per_million_tokens": 1,
-                                       "output_per_million_tokens": 1, "input": 2}}}},
+        ({"models": {"m": {"as_of": "d", "pricing": {"input_per_million_tokens": 1,
+                                                     "output_per_million_tokens": 1, "input": 2}}}},
          "models.m.pricing.input: unknown field"),
     ],
 )
@@ -166,13 +239,11 @@ def test_parse_catalog_rejects_bad_documents(doc: Any, message: str) -> None:
 
 
 def test_shipped_file_is_valid_json_with_only_known_fields() -> None:
-    from importlib import resources
-
     text = resources.files("mas.runtime").joinpath("data", "catalog.json").read_text("utf-8")
-    assert len(parse_catalog(json.loads(text))) == len(builtin_entries()) >= 15
+    assert len(parse_catalog(json.loads(text))) == len(builtin_entries()) >= 1
 
 
-def test_user_guide_lists_every_catalog_entry_with_its_window() -> None:
+def test_user_guide_lists_every_override_with_its_window() -> None:
     guide = Path(__file__).resolve().parents[2] / "docs" / "models.md"
     text = guide.read_text("utf-8")
     for key, entry in builtin_entries().items():

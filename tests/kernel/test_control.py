@@ -77,7 +77,8 @@ def test_methods_answer_with_results(client: StdioClient, runs: Path) -> None:
     assert by_folder["a"] == {"session_id": ids["a"], "agent": "runner", "model": "offline/default", "turns": 2, "folder": "a"}
 
     view = client.call("inspect_context", session_id=ids["a"])
-    assert view["session_id"] == ids["a"] and view["turns"] == 2 and view["window"] == 2500
+    assert view["session_id"] == ids["a"] and view["turns"] == 2
+    assert "context_window" in view["window_source"] and 0 < view["window"] <= 2500
     assert view["llm_calls"] == 2 and view["estimated_prompt_tokens"] > 0
 
     status = client.call("session_status", session_id=ids["b"])

@@ -8,8 +8,10 @@ as in tests/standard): each call takes the next mode from its script — ``ok``,
 
 from __future__ import annotations
 
+import importlib.util
 import json
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +102,20 @@ def tiny_lab(root: Path, *, name: str = "tiny", flavour: str = "plain", agent: s
 def make_lab() -> Callable[..., Path]:
     """:func:`tiny_lab` as a fixture (test modules cannot import this conftest)."""
     return tiny_lab
+
+
+ENGINE_CONFTEST = Path(__file__).resolve().parents[1] / "engine" / "conftest.py"
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[Any]:
+    """The scripted OpenAI-compatible server of tests/engine/conftest.py, on 127.0.0.1."""
+    spec = importlib.util.spec_from_file_location("_mas_engine_fake_server", ENGINE_CONFTEST)
+    assert spec is not None and spec.loader is not None
+    module = sys.modules.get(spec.name)
+    if module is None:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look their module up here
+        spec.loader.exec_module(module)
+    with module.serve() as state:
+        yield state

@@ -1,11 +1,17 @@
-"""The local model catalog: input windows and per-million-token prices, never fetched.
+"""Model facts: input windows and prices from LiteLLM's bundled map, with dated overrides.
 
-Entries come from ``data/catalog.json`` (dated, shipped with the kernel). A model string
-is looked up as written, then with its provider prefixes stripped one at a time
-(``vertex_ai/gemini-2.5-flash`` -> ``gemini-2.5-flash``). On a miss, LiteLLM's bundled
-model map is read as a JSON file — litellm itself is not imported — once per process.
-Infra ``generation.context_window`` / ``generation.pricing`` override what is found here
-(see :mod:`mas.runtime.spec.windows`).
+LiteLLM's bundled model map is the primary source. It is read as a JSON file inside the
+installed ``litellm`` package, once per process, without importing litellm (seconds of
+start-up, and a network fetch without ``LITELLM_LOCAL_MODEL_COST_MAP``). The kernel's
+``data/catalog.json`` holds only dated overrides: models the map lacks, or fields it gets
+wrong. An override wins for each field it sets (its window, its pricing block); the rest
+still comes from the map. Every value carries its source label, ``litellm-map <version>``
+or ``catalog <as_of>``, which ``mas-ctl compile`` prints.
+
+A model string is looked up as written, then with its provider prefixes stripped one at a
+time (``vertex_ai/gemini-2.5-flash`` -> ``gemini-2.5-flash``), in each source. Infra
+``generation.context_window`` / ``generation.pricing`` override both (see
+:mod:`mas.runtime.spec.windows`).
 """
 
 from __future__ import annotations
@@ -40,14 +46,18 @@ class CatalogError(MasError, ValueError):
 class Pricing:
     """Per-million-token prices of one model (USD).
 
-    Cost of a live call (spec 003) = uncached input x ``input_per_million`` + cached input x
-    ``cached_input_per_million`` + output x ``output_per_million``, each divided by 10^6.
+    Rates from LiteLLM's map keep the map key in ``litellm_key``: the cost of a call is
+    then computed by LiteLLM's own cost logic (cache-write premiums, tiers above a prompt
+    size). Other rates use spec 003's formula (see :func:`mas.runtime.engine.call_cost`).
 
     :ivar input_per_million: uncached input tokens.
     :ivar cached_input_per_million: provider prefix-cache reads; ``None`` when unknown.
     :ivar output_per_million: output tokens.
     :ivar as_of: date (ISO) the rates were recorded, ``None`` when the source has none.
     :ivar source: where the rates come from (catalog, LiteLLM map, infra override).
+    :ivar cache_write_per_million: provider prefix-cache writes (Anthropic charges a
+        premium); ``None`` when unknown.
+    :ivar litellm_key: the LiteLLM map key the rates were read from, ``None`` otherwise.
     """
 
     input_per_million: float
@@ -55,13 +65,16 @@ class Pricing:
     output_per_million: float
     as_of: str | None
     source: str
+    cache_write_per_million: float | None = None
+    litellm_key: str | None = None
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any], *, source: str, where: str) -> Pricing:
         """Read a pricing block with spec 003's field names.
 
         Fields: ``input_per_million_tokens``, ``cached_input_per_million_tokens`` (optional),
-        ``output_per_million_tokens``; ``as_of`` is kept when present.
+        ``cache_write_per_million_tokens`` (optional), ``output_per_million_tokens``;
+        ``as_of`` is kept when present.
 
         :param where: the field path, for error messages.
         :raises CatalogError: a rate is missing, not a number, or negative.
@@ -78,12 +91,29 @@ class Pricing:
             output_per_million=_required_rate(raw, "output_per_million_tokens", where),
             as_of=str(as_of) if as_of is not None else None,
             source=source,
+            cache_write_per_million=_rate(raw, "cache_write_per_million_tokens", where),
         )
+
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rates under the manifest's field names, with ``as_of``, ``source`` and
+        ``cost_logic`` (``litellm`` when LiteLLM's cost logic prices a call, else ``rates``).
+        """
+        return {
+            "input_per_million_tokens": self.input_per_million,
+            "cached_input_per_million_tokens": self.cached_input_per_million,
+            "cache_write_per_million_tokens": self.cache_write_per_million,
+            "output_per_million_tokens": self.output_per_million,
+            "as_of": self.as_of,
+            "source": self.source,
+            "cost_logic": "litellm" if self.litellm_key is not None else "rates",
+        }
 
 
 PRICING_FIELDS = (
     "input_per_million_tokens",
     "cached_input_per_million_tokens",
+    "cache_write_per_million_tokens",
     "output_per_million_tokens",
     "as_of",
 )
@@ -112,8 +142,9 @@ class CatalogEntry:
 
     :ivar model: the key that matched (after prefix stripping).
     :ivar context_window: maximum input tokens, ``None`` when unknown.
-    :ivar pricing: rates, ``None`` when unknown.
-    :ivar source: ``catalog`` for the kernel's file, ``litellm-map <version>`` for the fallback.
+    :ivar pricing: rates, ``None`` when unknown; they carry their own ``source``.
+    :ivar source: where the window came from (where the entry came from when it has no
+        window): ``litellm-map <version>`` or ``catalog <as_of>`` for an override.
     """
 
     model: str
@@ -132,34 +163,41 @@ def lookup_keys(model: str) -> Iterator[str]:
 
 
 class Catalog:
-    """Windows and prices by model string, with LiteLLM's bundled map as the fallback.
+    """Windows and prices by model string: a primary source, then dated overrides on top.
 
-    :param entries: the catalog's own entries by model key.
-    :param fallback: looks up one key in a secondary source; by default LiteLLM's bundled
-        map, read lazily on the first miss. Pass ``None`` for no fallback.
+    :param overrides: entries that win over the primary source for each field they set.
+    :param primary: looks up one key in the primary source; :func:`default_catalog` uses
+        LiteLLM's bundled map, read lazily on first use. ``None``: overrides only.
     """
 
     def __init__(
         self,
-        entries: Mapping[str, CatalogEntry],
+        overrides: Mapping[str, CatalogEntry],
         *,
-        fallback: Callable[[str], CatalogEntry | None] | None = None,
+        primary: Callable[[str], CatalogEntry | None] | None = None,
     ) -> None:
-        self.entries = dict(entries)
-        self.fallback = fallback
+        self.overrides = dict(overrides)
+        self.primary = primary
 
     def lookup(self, model: str) -> CatalogEntry | None:
-        """The entry for ``model``: own entries by every key first, then the fallback."""
+        """The entry for ``model``: the primary source's, with an override's fields on top.
+
+        Each source is asked at every key of :func:`lookup_keys`, most specific first.
+        """
         keys = list(lookup_keys(model))
-        for key in keys:
-            if key in self.entries:
-                return self.entries[key]
-        if self.fallback is not None:
-            for key in keys:
-                entry = self.fallback(key)
-                if entry is not None:
-                    return entry
-        return None
+        own = next((self.overrides[key] for key in keys if key in self.overrides), None)
+        base = None
+        if self.primary is not None:
+            base = next((e for e in map(self.primary, keys) if e is not None), None)
+        if own is None or base is None:
+            return own or base
+        window_from_own = own.context_window is not None
+        return CatalogEntry(
+            own.model,
+            own.context_window if window_from_own else base.context_window,
+            own.pricing if own.pricing is not None else base.pricing,
+            own.source if window_from_own else base.source,
+        )
 
     def context_window(self, model: str) -> int | None:
         """Maximum input tokens of ``model``, ``None`` when unknown."""
@@ -173,11 +211,13 @@ class Catalog:
 
 
 ENTRY_FIELDS = ("context_window", "pricing", "as_of", "reference")
-"""Keys a catalog entry may have (``reference`` names where the numbers were read)."""
+"""Keys an override may have (``reference`` says where the numbers were read and why)."""
 
 
 def parse_catalog(data: Any, where: str = "catalog.json") -> dict[str, CatalogEntry]:
-    """Entries of a catalog document ``{"models": {key: {context_window, pricing, as_of}}}``.
+    """Overrides of a catalog document ``{"models": {key: {context_window, pricing, as_of}}}``.
+
+    Every override is dated: ``as_of`` (the day its numbers were checked) is required.
 
     :raises CatalogError: the document or an entry is malformed.
     """
@@ -193,6 +233,10 @@ def _parse_entry(key: str, raw: Any, at: str) -> CatalogEntry:
     unknown = sorted(set(raw) - set(ENTRY_FIELDS))
     if unknown:
         raise CatalogError(f"{at}.{unknown[0]}: unknown field; allowed: {', '.join(ENTRY_FIELDS)}")
+    as_of = raw.get("as_of")
+    if not isinstance(as_of, str) or not as_of:
+        raise CatalogError(f"{at}.as_of: required date the override was checked (got {as_of!r})")
+    source = f"catalog {as_of}"
     window = raw.get("context_window")
     bad_window = isinstance(window, bool) or not isinstance(window, int) or window <= 0
     if window is not None and bad_window:
@@ -202,14 +246,14 @@ def _parse_entry(key: str, raw: Any, at: str) -> CatalogEntry:
     if block is not None:
         if not isinstance(block, dict):
             raise CatalogError(f"{at}.pricing: must be a mapping (got {block!r})")
-        with_date = {"as_of": raw["as_of"], **block} if "as_of" in raw else block
-        pricing = Pricing.from_mapping(with_date, source="catalog", where=f"{at}.pricing")
-    return CatalogEntry(key, window, pricing, "catalog")
+        with_date = {"as_of": as_of, **block}
+        pricing = Pricing.from_mapping(with_date, source=source, where=f"{at}.pricing")
+    return CatalogEntry(key, window, pricing, source)
 
 
 @lru_cache(maxsize=1)
 def builtin_entries() -> dict[str, CatalogEntry]:
-    """The kernel's ``data/catalog.json``, parsed once per process."""
+    """The kernel's overrides, ``data/catalog.json``, parsed once per process."""
     text = resources.files("mas.runtime").joinpath("data", "catalog.json").read_text("utf-8")
     return parse_catalog(json.loads(text))
 
@@ -251,19 +295,33 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
+_LITELLM_RATES = (
+    "input_cost_per_token",
+    "cache_read_input_token_cost",
+    "output_cost_per_token",
+    "cache_creation_input_token_cost",
+)
+
+
 def entry_from_litellm(key: str, raw: Any, version: str) -> CatalogEntry | None:
-    """A catalog entry from one LiteLLM map record (per-token costs scaled to per million)."""
+    """A catalog entry from one LiteLLM map record (per-token costs scaled to per million).
+
+    The entry's pricing keeps ``key``, so that a call's cost goes through LiteLLM's own
+    cost logic, which also knows the record's tiers and premiums.
+    """
     if not isinstance(raw, dict):
         return None
     window_tokens = _number(raw.get("max_input_tokens"))
     window = int(window_tokens) if window_tokens else None
     source = f"litellm-map {version}"
-    rates = [_number(raw.get(name)) for name in
-             ("input_cost_per_token", "cache_read_input_token_cost", "output_cost_per_token")]
+    rates = [_number(raw.get(name)) for name in _LITELLM_RATES]
+    per_million = [rate * _PER_MILLION if rate is not None else None for rate in rates]
     pricing = None
-    if rates[0] is not None and rates[2] is not None:
-        cached = rates[1] * _PER_MILLION if rates[1] is not None else None
-        pricing = Pricing(rates[0] * _PER_MILLION, cached, rates[2] * _PER_MILLION, None, source)
+    if per_million[0] is not None and per_million[2] is not None:
+        pricing = Pricing(
+            per_million[0], per_million[1], per_million[2], None, source,
+            cache_write_per_million=per_million[3], litellm_key=key,
+        )
     if window is None and pricing is None:
         return None
     return CatalogEntry(key, window, pricing, source)
@@ -277,8 +335,8 @@ def litellm_lookup(key: str) -> CatalogEntry | None:
 
 @lru_cache(maxsize=1)
 def default_catalog() -> Catalog:
-    """The kernel catalog with LiteLLM's bundled map as fallback (one per process)."""
-    return Catalog(builtin_entries(), fallback=litellm_lookup)
+    """LiteLLM's bundled map with the kernel's dated overrides on top (one per process)."""
+    return Catalog(builtin_entries(), primary=litellm_lookup)
 
 
 __all__ = [

@@ -40,14 +40,17 @@ Message = dict[str, Any]
 class Usage:
     """Token usage of one model call as the provider reported it.
 
-    :ivar prompt_tokens: input tokens, cached ones included.
+    :ivar prompt_tokens: input tokens, cache reads and cache writes included.
     :ivar completion_tokens: output tokens.
     :ivar cached_tokens: input tokens served from the provider's prefix cache.
+    :ivar cache_write_tokens: input tokens the provider wrote to its prefix cache
+        (Anthropic bills them at a premium); 0 when it reported none.
     """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:

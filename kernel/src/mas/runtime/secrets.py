@@ -45,7 +45,10 @@ _SECRET_NAME = re.compile(r"API_?KEY|_KEY$|^KEY$|TOKEN|SECRET|PASSW(OR)?D|CREDEN
 _STATUS = re.compile(
     r"(?:status(?:[ _]?code)?|error code|http)\s*[:=]?\s*([1-5]\d\d)\b", re.IGNORECASE
 )
-_TYPE_NAME = re.compile(r"^\s*(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*)\s*:")
+# Only a name shaped like an exception type is kept: any other leading word may be prompt text.
+_TYPE_NAME = re.compile(
+    r"^\s*(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*(?:Error|Exception|Timeout|Interrupt))\s*:"
+)
 _WATCHED: set[str] = set()
 _WATCHED_LOCK = threading.Lock()
 

@@ -14,6 +14,7 @@ from mas.runtime.runtime import Runtime
 from mas.runtime.spec.compile import AUTO, CompiledAgent, binding_checker, compile_all
 from mas.runtime.spec.loader import ManifestSet, load_manifest_set
 from mas.runtime.spec.resolved import resolve_budget
+from mas.runtime.spec.windows import resolve_pricing
 
 
 def _load(
@@ -111,7 +112,20 @@ def resolution(agent: CompiledAgent, manifests: ManifestSet) -> dict[str, Any]:
         "context_manager": {"type": agent.binding.type, "source": agent.binding_source},
         "summarizer": summarizer,
         **budget.as_dict(),
+        "pricing": _pricing(agent.turn_model.model, manifests),
     }
+
+
+def _pricing(model: str, manifests: ManifestSet) -> dict[str, Any]:
+    # Which source prices the turn model: infra override, a dated catalog override, or
+    # LiteLLM's map; an unpriced model says so instead of leaving the field out.
+    infra = manifests.infra.spec if manifests.infra else None
+    pricing = resolve_pricing(
+        model,
+        infra_pricing=infra.generation.pricing if infra else None,
+        infra_mappings=infra.models if infra else None,
+    )
+    return pricing.to_dict() if pricing is not None else {"source": "unpriced"}
 
 
 def compiled_document(agent: CompiledAgent, manifests: ManifestSet) -> dict[str, Any]:

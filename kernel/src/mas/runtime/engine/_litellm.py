@@ -77,10 +77,13 @@ def usage_of(response: Any) -> Usage | None:
         return None
     details = getattr(raw, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) if details is not None else None
+    # LiteLLM puts an Anthropic cache write in the details and, older, on the usage itself.
+    written = getattr(details, "cache_creation_tokens", None) if details is not None else None
+    written = written or getattr(raw, "cache_creation_input_tokens", None)
     if not prompt and not completion and not cached:
         # LiteLLM fills an all-zero Usage when the provider reported nothing.
         return None
-    return Usage(int(prompt or 0), int(completion or 0), int(cached or 0))
+    return Usage(int(prompt or 0), int(completion or 0), int(cached or 0), int(written or 0))
 
 
 def reply_of(response: Any, model: str) -> ModelReply:

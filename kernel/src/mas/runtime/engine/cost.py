@@ -1,18 +1,27 @@
 """Estimated cost of model calls (spec 003) and the per-session ledger of usage and caches.
 
-cost = uncached input x input rate + cached input x cached-input rate + output x output
-rate, rates per million tokens. A response-cache hit costs nothing. A live call without
-pricing or without provider usage cannot be priced: the session's ``cost_status`` then
-becomes ``pricing_or_usage_unavailable`` and stays so (the total is a lower bound).
+Rates read from LiteLLM's model map are priced by LiteLLM's own cost logic, which knows
+each record's cache-write premium and its tiers above a prompt size. Other rates (the
+catalog's dated overrides, infra ``generation.pricing``) use spec 003's formula:
+
+cost = uncached input x input rate + cached input x cached-input rate + cache writes x
+cache-write rate + output x output rate, rates per million tokens.
+
+A response-cache hit costs nothing. A live call without pricing or without provider
+usage cannot be priced: the session's ``cost_status`` then becomes
+``pricing_or_usage_unavailable`` and stays so (the total is a lower bound).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mas.runtime.protocols import Usage
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from mas.runtime.catalog import Pricing
@@ -33,21 +42,79 @@ _MILLION = 1_000_000
 def call_cost(usage: Usage | None, pricing: Pricing | None) -> float | None:
     """USD estimate of one live call, ``None`` when usage or pricing is missing.
 
-    Cached input without a cached-input rate is charged at the input rate (the
-    conservative reading of an unknown discount).
+    Rates from LiteLLM's map (``pricing.litellm_key`` set) go through LiteLLM's cost logic;
+    should it fail, the map's flat rates are used with a warning. Other rates use
+    :func:`rates_cost`.
     """
     if usage is None or pricing is None:
         return None
+    if pricing.litellm_key is not None:
+        cost = litellm_cost(pricing.litellm_key, usage)
+        if cost is not None:
+            return cost
+    return rates_cost(usage, pricing)
+
+
+def rates_cost(usage: Usage, pricing: Pricing) -> float:
+    """Spec 003's formula over flat per-million rates.
+
+    ``usage.prompt_tokens`` includes cache reads and cache writes. Cached input or cache
+    writes without their own rate are charged at the input rate (the conservative reading
+    of an unknown discount or premium).
+    """
     cached = min(usage.cached_tokens, usage.prompt_tokens)
-    uncached = usage.prompt_tokens - cached
+    written = min(usage.cache_write_tokens, usage.prompt_tokens - cached)
+    uncached = usage.prompt_tokens - cached - written
     cached_rate = pricing.cached_input_per_million
     if cached_rate is None:
         cached_rate = pricing.input_per_million
+    write_rate = pricing.cache_write_per_million
+    if write_rate is None:
+        write_rate = pricing.input_per_million
     return (
         uncached * pricing.input_per_million
         + cached * cached_rate
+        + written * write_rate
         + usage.completion_tokens * pricing.output_per_million
     ) / _MILLION
+
+
+def litellm_cost(key: str, usage: Usage) -> float | None:
+    """USD of one call by LiteLLM's ``cost_per_token`` for map key ``key``.
+
+    Usage is handed over OpenAI-style (prompt tokens include cache reads and writes, both
+    detailed), which LiteLLM prices the same for every provider. Only called after a live
+    call, so litellm is already imported. ``None``, with a warning, when LiteLLM cannot
+    price it.
+    """
+    from mas.runtime.engine._litellm import load_litellm
+
+    litellm = load_litellm()
+    from litellm.types.utils import PromptTokensDetailsWrapper
+    from litellm.types.utils import Usage as LitellmUsage
+
+    usage_block = LitellmUsage(
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        total_tokens=usage.total_tokens,
+        prompt_tokens_details=PromptTokensDetailsWrapper(
+            cached_tokens=usage.cached_tokens, cache_creation_tokens=usage.cache_write_tokens
+        ),
+    )
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=key,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            usage_object=usage_block,
+        )
+    except Exception as exc:  # LiteLLM raises many kinds; the flat rates still apply
+        log.warning(
+            "LiteLLM cannot price model %r (%s); using its map's flat rates", key,
+            type(exc).__name__,
+        )
+        return None
+    return float(prompt_cost) + float(completion_cost)
 
 
 @dataclass

@@ -461,6 +461,7 @@ class Engine:
             "prompt_tokens": usage.prompt_tokens if usage else None,
             "completion_tokens": usage.completion_tokens if usage else None,
             "cached_tokens": usage.cached_tokens if usage else None,
+            "cache_write_tokens": usage.cache_write_tokens if usage else None,
             "provider_usage_source": source,
             "cache_hit": reply.cache_hit,
             "cost": reply.cost,

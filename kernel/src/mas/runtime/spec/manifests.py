@@ -202,6 +202,9 @@ class Pricing(Strict):
     cached_input_per_million_tokens: float | None = Field(
         default=None, ge=0, description="USD per 1M cached input tokens; omitted = input rate."
     )
+    cache_write_per_million_tokens: float | None = Field(
+        default=None, ge=0, description="USD per 1M cache-write input tokens; omitted = input rate."
+    )
     output_per_million_tokens: float = Field(ge=0, description="USD per 1M output tokens.")
 
 

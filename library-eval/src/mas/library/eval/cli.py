@@ -89,7 +89,10 @@ def eval_command(ctx: click.Context, source: Path | None, metrics: tuple[str, ..
         # --model is the caller's own reference: it wins over all nine steps (docs/models.md).
         scope = replace(judge_scope(config, manifests), override=model)
         needs_judge = any(metric.kind == "judge" for metric in bound)
-        infra_doc = load_manifest_set([], infra=infra).infra if infra else None
+        # The same Infra resolution as run and lab run: --infra, else the experiment's own
+        # (an Infra document among its applications), so transcripts go only where the
+        # user said.
+        infra_doc = load_manifest_set([], infra=infra).infra if infra else manifests.infra
         engine = make_engine(runtime, infra_doc) if needs_judge else None
         report = evaluate_runs(runtime, runs, config, engine=engine, scope=scope, metrics=bound)
         _print_report(report, as_json)
