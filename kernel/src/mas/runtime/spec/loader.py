@@ -8,6 +8,7 @@ all problems of all files before raising one :class:`ManifestError`.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from mas.runtime.spec.problems import problems_from_validation
 from mas.runtime.spec.yaml_io import read_yaml_documents
 
 CONFIG_ENV = "MAS_CONFIG"
+_PLAIN_KIND = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}")
 
 BindingChecker = Callable[[Binding, str, str], list[Problem]]
 """Checks a context-manager binding: ``(binding, source, location) -> problems``."""
@@ -131,13 +133,14 @@ def _read_all(paths: list[Path], problems: list[Problem]) -> list[RawDocument]:
             problems.extend(exc.problems)
     for doc in documents:
         if not isinstance(doc.data, dict):
+            # No value echoed: a path that is not a manifest (say ../../etc/passwd) must
+            # not have its content printed.
             problems.append(
                 Problem(
                     doc.source,
                     "",
-                    f"a document must be a mapping, not {type(doc.data).__name__}",
-                    doc.data,
-                    True,
+                    f"not a manifest: a document must be a mapping, not "
+                    f"{type(doc.data).__name__}",
                 )
             )
         elif doc.kind is None:
@@ -155,7 +158,7 @@ def _read_all(paths: list[Path], problems: list[Problem]) -> list[RawDocument]:
                     "kind",
                     f"unknown kind; expected one of {', '.join(DOCUMENT_KINDS)}",
                     doc.kind,
-                    True,
+                    _PLAIN_KIND.fullmatch(doc.kind) is not None,  # else it may be content
                 )
             )
     known = {*DOCUMENT_KINDS, "experiment"}

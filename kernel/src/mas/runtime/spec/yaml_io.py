@@ -8,12 +8,16 @@ read, as is a recursive alias.
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from mas.runtime.errors import ManifestError, Problem
+
+MAX_FILE_BYTES = 16 << 20
+"""Largest YAML file read (16 MiB): a manifest, overlay, experiment or config is small."""
 
 MAX_EXPANDED_SIZE = 10_000_000
 """Largest expanded document accepted: nodes plus string characters, aliases followed.
@@ -54,6 +58,9 @@ def read_yaml_documents(path: str | Path, text: str | None = None) -> list[Any]:
     """
     source = str(path)
     if text is None:
+        problem = _unreadable(Path(path))
+        if problem:
+            raise ManifestError([Problem(source, "", problem)])
         try:
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -82,6 +89,19 @@ def read_yaml_documents(path: str | Path, text: str | None = None) -> list[Any]:
             ]
         )
     return documents
+
+
+def _unreadable(path: Path) -> str:
+    """Why ``path`` is not read at all (``""``: it is read): a device, a pipe, too big."""
+    try:
+        info = path.stat()
+    except OSError as exc:
+        return f"cannot read file: {exc.strerror}"
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file (a manifest is a YAML file)"
+    if info.st_size > MAX_FILE_BYTES:
+        return f"file too large for a manifest ({info.st_size:,} bytes; at most {MAX_FILE_BYTES:,})"
+    return ""
 
 
 def _expansion_problem(document: Any, limit: int) -> str:
