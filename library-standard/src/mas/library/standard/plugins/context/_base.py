@@ -15,10 +15,10 @@ from typing import Any, NamedTuple
 
 from mas.runtime.context import (
     DEFAULT_ESTIMATOR,
-    FoldLedger,
-    Tally,
     BudgetSettings,
+    FoldLedger,
     History,
+    Tally,
     TokenEstimator,
     latest_blocks,
     skill_row,

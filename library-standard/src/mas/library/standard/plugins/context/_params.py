@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from mas.runtime.context import BudgetSettings, Trigger
+from mas.runtime.spec.windows import MAX_CONTEXT_WINDOW
 
 
 def _auto_to_none(value: Any) -> Any:
@@ -53,8 +54,9 @@ class TriggerParams(BaseModel):
     def _check_range(self) -> TriggerParams:
         if self.type == "token_ratio" and not 0 < self.value <= 1:
             raise ValueError(f"token_ratio value must be in (0, 1] (got {self.value})")
-        if self.type == "remaining_tokens" and self.value < 0:
-            raise ValueError(f"remaining_tokens value must be >= 0 (got {self.value})")
+        if self.type == "remaining_tokens" and not 0 <= self.value <= MAX_CONTEXT_WINDOW:
+            raise ValueError(f"remaining_tokens value must be in [0, {MAX_CONTEXT_WINDOW:,}] "
+                             f"and below the window (got {self.value})")
         return self
 
     def to_trigger(self) -> Trigger:

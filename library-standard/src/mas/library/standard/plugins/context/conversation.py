@@ -37,7 +37,7 @@ from mas.runtime.protocols import (
 )
 from mas.runtime.spec.binding import Binding, bind
 
-from ._base import FoldingManager
+from ._base import FoldingManager, summary_row
 from ._params import AutoInt, TriggerParams, TrimmerParams, budget_settings
 from .identifier_check import IdentifierCheck, SummaryFit
 from .identifiers import missing_from
@@ -148,6 +148,24 @@ class SummarisingContextManager(FoldingManager):
                 reserve_source=budget.reserve_source,
             )
         limit = budget.history_hard_limit
+        managed = self._manage(
+            history, budget, boundary, engine=engine, system=system, tools=tools,
+            session_id=session_id,
+        )
+        return self._within(managed, limit)
+
+    def _manage(
+        self,
+        history: History,
+        budget: ContextBudget,
+        boundary: ContextBudget,
+        *,
+        engine: SummaryEngine | None,
+        system: str | None,
+        tools: list[dict[str, Any]] | None,
+        session_id: str,
+    ) -> ManagedHistory:
+        limit = budget.history_hard_limit
         target = min(self._threshold(boundary), limit)
         estimated = self.managed_tokens(history)
         if estimated <= target or limit <= 0:
@@ -175,6 +193,29 @@ class SummarisingContextManager(FoldingManager):
             system=system,
             tools=tools,
             session_id=session_id,
+        )
+
+    def _within(self, managed: ManagedHistory, limit: int) -> ManagedHistory:
+        """This request's view, its summary block shortened to what ``limit`` leaves it.
+
+        A summary written at a turn boundary can be larger than the room that large tool
+        results in flight leave it. That room is transient, so only this request's copy
+        is shortened (still sent: its messages stay *summarized*); the running summary is
+        untouched.
+        """
+        tokens = managed.message_tokens
+        if managed.tokens <= limit or not managed.summary_rows or tokens is None:
+            return managed
+        room = tokens[0] - (managed.tokens - limit)
+        if room <= 0 or self.state.summary is None:
+            return managed  # the rest alone is over the limit; the final trim decides
+        row = summary_row(SummaryFit(room=room, limit=limit).clip(self.state.summary))
+        cost = self.estimator.message(row)
+        return replace(
+            managed,
+            messages=[row, *managed.messages[1:]],
+            tokens=managed.tokens - tokens[0] + cost,
+            message_tokens=[cost, *tokens[1:]],
         )
 
     def _summary_room(self, boundary: ContextBudget, limit: int) -> int:
