@@ -25,8 +25,8 @@ def test_compile_json_resolves_models_with_sources(mas_ctl: Callable[..., object
         "type": "llm", "model": "offline/default", "source": "spec.models[id=summarizer]",
     }
     assert agent["context_manager"] == {"type": "summarising", "source": "spec.context_manager"}
-    assert agent["window"] == {"value": 8000, "source": "spec.models[].context_window", "warning": None}
-    assert agent["reserve"] == {"value": 512, "source": "spec.models[].max_tokens"}
+    assert agent["window"] == {"value": 8000, "source": "spec.models[id=main].context_window", "warning": None}
+    assert agent["reserve"] == {"value": 512, "source": "spec.models[id=main].max_tokens"}
     assert agent["margin"] == 800
     assert agent["hard_budget"] == 8000 - 512 - 800
 

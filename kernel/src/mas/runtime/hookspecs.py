@@ -13,8 +13,13 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from mas.runtime.errors import Problem
     from mas.runtime.events import Event
     from mas.runtime.registry import KindRegistry
+    from mas.runtime.runtime import Runtime
+    from mas.runtime.spec.loader import ManifestSet
 
 hookspec = pluggy.HookspecMarker("mas")
 
@@ -116,6 +121,32 @@ def mas_register_cli_commands(registry: KindRegistry) -> None:
 
     :param registry: the ``cli_command`` registry.
     :return: nothing; results are ignored.
+    """
+
+
+# --------------------------------------------------------------------------------------
+# Validation: called by ``mas-ctl validate`` after the manifests loaded and compiled.
+# --------------------------------------------------------------------------------------
+
+
+@hookspec
+def mas_check_manifests(
+    runtime: Runtime, manifests: ManifestSet, config: Path | None
+) -> list[Problem] | None:
+    """Check loaded manifests the way the command that will run them does, before it runs.
+
+    Called by ``mas-ctl validate`` once its files have loaded and every agent compiled,
+    so that ``validate`` reports what a library's own command would refuse later (the
+    lab checks an experiment's flavours, dataset and pipeline here with the same code
+    ``lab run`` runs before its first session). Checks must not call a model or write.
+
+    :param runtime: the runtime whose registries hold every registered type.
+    :param manifests: what was loaded (``manifests.experiment_path`` is set for an
+        experiment file).
+    :param config: the ``--config`` file given to ``validate``, or ``None`` for the
+        default (``$MAS_CONFIG``, then ``./config.yaml``).
+    :return: a list of :class:`~mas.runtime.errors.Problem` (empty or ``None`` when all is
+        well). Results of all plugins are collected.
     """
 
 

@@ -10,10 +10,11 @@ import click
 import yaml
 
 from mas.runtime.cli._app import manifest_options, state_of
+from mas.runtime.errors import ManifestError
 from mas.runtime.runtime import Runtime
 from mas.runtime.spec.compile import AUTO, CompiledAgent, binding_checker, compile_all
 from mas.runtime.spec.loader import ManifestSet, load_manifest_set
-from mas.runtime.spec.resolved import resolve_budget
+from mas.runtime.spec.resolved import budget_check, resolve_budget
 from mas.runtime.spec.windows import resolve_pricing
 
 
@@ -68,10 +69,15 @@ def validate_command(
     infra: Path | None,
     config: Path | None,
 ) -> None:
-    """Check FILES: exit 0 and say so, or print one line per problem and exit 2."""
+    """Check FILES: exit 0 and say so, or print one line per problem and exit 2.
+
+    Beyond loading and compiling, every agent's budget is resolved (the bounds of
+    docs/models.md) and plugins add their own pre-run checks (``mas_check_manifests``:
+    for an experiment, what ``lab run`` checks before its first session).
+    """
     runtime = state_of(ctx).runtime
     manifests = _load(runtime, files, overlays, infra, config)
-    compiled = compile_all(runtime, manifests)
+    compiled = _checked(runtime, manifests, config)
     kinds = (
         len(compiled)
         + len(manifests.mases)
@@ -80,6 +86,23 @@ def validate_command(
     )
     kinds += manifests.experiment is not None
     click.echo(f"ok: {kinds} document(s) valid ({len(compiled)} agent(s))")
+
+
+def _checked(runtime: Runtime, manifests: ManifestSet, config: Path | None) -> list[CompiledAgent]:
+    """Compile, resolve every budget and ask the plugins; all problems at once."""
+    try:
+        compiled = compile_all(runtime, manifests)
+        problems = budget_check(compiled, manifests)
+    except ManifestError as exc:
+        compiled, problems = [], list(exc.problems)
+    answers = runtime.pm.hook.mas_check_manifests(
+        runtime=runtime, manifests=manifests, config=config
+    )
+    for answer in answers:
+        problems.extend(p for p in answer or [] if p not in problems)
+    if problems:
+        raise ManifestError(problems)
+    return compiled
 
 
 class _Dumper(yaml.SafeDumper):

@@ -13,6 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from mas.runtime.paths import check_folder_name
 from mas.runtime.spec.binding import Binding
+from mas.runtime.spec.windows import MAX_CONTEXT_WINDOW
 
 API_VERSION = "mas/v1"
 
@@ -45,10 +46,17 @@ class ModelSpec(Strict):
     id: str = Field(min_length=1, description="Slot id: main, summarizer, judge or your own.")
     model: str | None = Field(default=None, description="LiteLLM model id, or `any` to inherit.")
     context_window: int | None = Field(
-        default=None, gt=0, description="Input window in tokens; omitted = auto (catalog)."
+        default=None,
+        gt=0,
+        le=MAX_CONTEXT_WINDOW,
+        description="Input window in tokens; omitted = auto (catalog).",
     )
     max_tokens: int | None = Field(
-        default=None, gt=0, description="Completion reserve; also sent as the output limit."
+        default=None,
+        gt=0,
+        le=MAX_CONTEXT_WINDOW,
+        description="Completion reserve; also sent as the output limit. Must be below the "
+        "window.",
     )
 
 
@@ -211,9 +219,14 @@ class Pricing(Strict):
 class Generation(Strict):
     """``spec.generation`` of an Infra: how calls reach the provider."""
 
-    context_window: int | None = Field(default=None, gt=0, description="Window override.")
+    context_window: int | None = Field(
+        default=None, gt=0, le=MAX_CONTEXT_WINDOW, description="Window override."
+    )
     max_tokens: int | None = Field(
-        default=None, gt=0, description="Effective output budget (wins for the reserve)."
+        default=None,
+        gt=0,
+        le=MAX_CONTEXT_WINDOW,
+        description="Effective output budget (wins for the reserve).",
     )
     pricing: Pricing | None = Field(default=None, description="Rates overriding the catalog.")
     api_base: str | None = Field(default=None, description="OpenAI-compatible server URL.")

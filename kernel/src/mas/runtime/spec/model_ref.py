@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mas.runtime.spec._model_slots import (
     INHERIT,
@@ -57,6 +57,17 @@ def _rows_by_id(rows: Iterable[ModelRow] | Mapping[str, ModelRow]) -> dict[str, 
     if isinstance(rows, Mapping):
         return dict(rows)
     return {row.id: row for row in rows}
+
+
+class RowValue(NamedTuple):
+    """A ``spec.models[]`` row setting and the row it came from (unpacks as value, source).
+
+    :ivar source: e.g. ``spec.models[id=main].context_window`` (the agent's manifest) or
+        ``mas.spec.models[id=main].max_tokens`` (the enclosing MAS manifest).
+    """
+
+    value: int
+    source: str
 
 
 @dataclass(frozen=True)
@@ -103,16 +114,31 @@ class ModelScope:
             or slot in self.experiment_models
         )
 
-    def row_setting(self, slot: str | None, name: str) -> int | None:
-        """``context_window`` or ``max_tokens`` of ``slot``: the agent row's, else the MAS row's."""
+    def row_value(self, slot: str | None, name: str) -> RowValue | None:
+        """``context_window`` or ``max_tokens`` of ``slot``, with the row that supplied it.
+
+        The agent's own row wins. The MAS row of the same id is merged in only where spec
+        000 merges slots by id: when the agent inherits that slot's model (no row, or a
+        row on ``any`` or without ``model``), or names the same model as the MAS row. An
+        agent row pinning another model never takes the MAS row's numbers: they describe
+        a model the agent does not call.
+        """
         if slot is None:
             return None
-        for rows in (self.agent_models, self.mas_models):
-            row = rows.get(slot)
-            value = getattr(row, name) if row is not None else None
-            if value is not None:
-                return int(value)
-        return None
+        agent, mas = self.agent_models.get(slot), self.mas_models.get(slot)
+        if agent is not None and getattr(agent, name) is not None:
+            return RowValue(int(getattr(agent, name)), f"{agent_row_source(slot)}.{name}")
+        if mas is None or getattr(mas, name) is None:
+            return None
+        pinned = concrete(agent.model) if agent is not None else None
+        if pinned is not None and pinned != concrete(mas.model):
+            return None
+        return RowValue(int(getattr(mas, name)), f"{mas_row_source(slot)}.{name}")
+
+    def row_setting(self, slot: str | None, name: str) -> int | None:
+        """The value of :meth:`row_value`, without its source."""
+        found = self.row_value(slot, name)
+        return found.value if found is not None else None
 
 
 @dataclass(frozen=True)
@@ -344,6 +370,7 @@ __all__ = [
     "ModelResolutionError",
     "ModelRow",
     "ModelScope",
+    "RowValue",
     "concrete",
     "is_inherit",
     "map_model",

@@ -27,6 +27,12 @@ FALLBACK_CONTEXT_WINDOW = 128_000
 FALLBACK_RESERVE = 2_000
 """Completion reserve when neither the output budget nor ``max_tokens`` is set."""
 
+MAX_CONTEXT_WINDOW = 100_000_000
+"""Largest ``context_window`` / ``max_tokens`` a manifest may set (10^8 tokens).
+
+Ten times the largest window any model offers today (10M): a bigger number is a typo, and
+accepting it would run the budget arithmetic on meaningless (float-sized) numbers."""
+
 SOURCE_AGENT_WINDOW = "spec.models[].context_window"
 SOURCE_INFRA_WINDOW = "infra.generation.context_window"
 SOURCE_INFRA_PRICING = "infra.generation.pricing"
@@ -68,6 +74,10 @@ def _positive(value: Any, field: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise WindowSettingError(f"{field}: must be a positive integer (got {value!r})")
+    if value > MAX_CONTEXT_WINDOW:
+        raise WindowSettingError(
+            f"{field}: must be at most {MAX_CONTEXT_WINDOW:,} tokens (got {value!r})"
+        )
     return value
 
 
@@ -75,6 +85,7 @@ def resolve_window(
     model: str,
     *,
     agent_context_window: int | None = None,
+    agent_source: str = SOURCE_AGENT_WINDOW,
     infra_context_window: int | None = None,
     infra_mappings: Mapping[str, str] | None = None,
     catalog: Catalog | None = None,
@@ -82,14 +93,16 @@ def resolve_window(
     """Input window for ``model`` (the resolved model, before infra mappings).
 
     :param agent_context_window: the binding row's ``spec.models[].context_window``.
+    :param agent_source: the row that supplied it, e.g. ``spec.models[id=main].context_window``
+        or ``mas.spec.models[id=main].context_window``.
     :param infra_context_window: infra ``spec.generation.context_window``.
     :param infra_mappings: infra model mappings; the catalog is asked for the deployed model.
     :param catalog: defaults to :func:`~mas.runtime.catalog.default_catalog`.
     :raises WindowSettingError: an override is not a positive integer.
     """
-    agent = _positive(agent_context_window, "spec.models[].context_window")
+    agent = _positive(agent_context_window, agent_source)
     if agent is not None:
-        return WindowChoice(agent, SOURCE_AGENT_WINDOW)
+        return WindowChoice(agent, agent_source)
     infra = _positive(infra_context_window, "infra.spec.generation.context_window")
     if infra is not None:
         return WindowChoice(infra, SOURCE_INFRA_WINDOW)
@@ -108,20 +121,24 @@ def resolve_window(
 
 
 def resolve_reserve(
-    *, output_budget: int | None = None, binding_max_tokens: int | None = None
+    *,
+    output_budget: int | None = None,
+    binding_max_tokens: int | None = None,
+    binding_source: str = SOURCE_MAX_TOKENS,
 ) -> ReserveChoice:
     """Completion reserve: effective output budget > binding ``max_tokens`` > 2,000.
 
     :param output_budget: the output-token limit in force for the request, if any.
     :param binding_max_tokens: the binding row's ``spec.models[].max_tokens``.
+    :param binding_source: the row that supplied it (as for :func:`resolve_window`).
     :raises WindowSettingError: a value is not a positive integer.
     """
     budget = _positive(output_budget, "output budget")
     if budget is not None:
         return ReserveChoice(budget, SOURCE_OUTPUT_BUDGET)
-    max_tokens = _positive(binding_max_tokens, "spec.models[].max_tokens")
+    max_tokens = _positive(binding_max_tokens, binding_source)
     if max_tokens is not None:
-        return ReserveChoice(max_tokens, SOURCE_MAX_TOKENS)
+        return ReserveChoice(max_tokens, binding_source)
     return ReserveChoice(FALLBACK_RESERVE, SOURCE_FALLBACK)
 
 
@@ -158,6 +175,7 @@ def resolve_pricing(
 __all__ = [
     "FALLBACK_CONTEXT_WINDOW",
     "FALLBACK_RESERVE",
+    "MAX_CONTEXT_WINDOW",
     "ReserveChoice",
     "WindowChoice",
     "WindowSettingError",

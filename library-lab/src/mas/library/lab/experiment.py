@@ -26,6 +26,7 @@ from mas.runtime.spec.loader import ManifestSet, load_manifest_set
 from mas.runtime.spec.manifests import Agent
 from mas.runtime.spec.overlay import deep_merge
 from mas.runtime.spec.problems import problems_from_validation
+from mas.runtime.spec.resolved import budget_check
 
 DEFAULT_FLAVOUR = "default"
 """The single flavour of an experiment that lists none."""
@@ -138,6 +139,9 @@ def load_lab_experiment(
                                    config, problems)
         if flavour is not None:
             compiled.append(flavour)
+    for flavour in compiled:  # what each session's budget would refuse (docs/models.md)
+        problems.extend(p for p in budget_check(flavour.agents, flavour.manifests)
+                        if p not in problems)
     if not body.applications or any(not flavour.agents for flavour in compiled):
         problems.append(Problem(source, "experiment.applications",
                                 "the lab needs an application with an Agent to talk to"))
@@ -154,6 +158,17 @@ def load_lab_experiment(
         items=dataset.limited(limit), pipeline=pipeline,
         options={"flavours": sorted(set(flavours)), "limit": limit, "model": model}, base=base,
     )
+
+
+def check_experiment(runtime: Runtime, path: Path, *, config: Path | None = None) -> list[Problem]:
+    """The problems :func:`load_lab_experiment` would raise for ``path`` (``mas-ctl
+    validate``): every check ``lab run`` runs before its first session, except provider
+    keys, which belong to the machine that runs, not to the manifests."""
+    try:
+        load_lab_experiment(runtime, path, config=config, check_keys=False)
+    except ManifestError as exc:
+        return list(exc.problems)
+    return []
 
 
 def _load(

@@ -1,17 +1,22 @@
 """Hook implementations of mas-library-lab (entry point ``lab``).
 
-Registers the stock pipeline steps and ``mas-ctl lab``. Step modules load when a step is
+Registers the stock pipeline steps and ``mas-ctl lab``, and lends ``mas-ctl validate`` the
+lab's pre-run checks of an experiment file. Step modules load when a step is
 built, so registering costs nothing at start-up.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from mas.library.lab.steps.aggregate import AggregateParams
 from mas.library.lab.steps.sessions import RunSessionsParams
 from mas.runtime import hookimpl
+from mas.runtime.errors import Problem
 from mas.runtime.registry import KindRegistry
+from mas.runtime.runtime import Runtime
+from mas.runtime.spec.loader import ManifestSet
 
 
 def _run_sessions(params: Any, spec: Any) -> Any:
@@ -58,6 +63,17 @@ def mas_register_lab_steps(registry: KindRegistry) -> None:
     registry.register("aggregate", _aggregate, params=AggregateParams,
                       description="per-flavour means with 95% CIs, claims; results.json")
     registry.register("report", _report, description="report.html with the table and SVG plots")
+
+
+@hookimpl
+def mas_check_manifests(runtime: Runtime, manifests: ManifestSet,
+                        config: Path | None) -> list[Problem] | None:
+    """For an experiment file: every check ``lab run`` runs before its first session."""
+    if manifests.experiment_path is None:
+        return None
+    from mas.library.lab.experiment import check_experiment
+
+    return check_experiment(runtime, manifests.experiment_path, config=config)
 
 
 @hookimpl
