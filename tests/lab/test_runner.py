@@ -87,7 +87,7 @@ def test_a_failed_session_is_recorded_and_the_others_finish(finished: tuple[LabO
     transcript = json.loads((outcome.run.path / failed[0]["folder"] / "transcript.json").read_text())
     assert transcript["error"] == "RuntimeError: the provider hung up"
     results = json.loads((outcome.run.path / "results.json").read_text())
-    assert results["sessions"]["stack"] == {"total": 2, "failed": 1}
+    assert results["sessions"]["stack"] == {"total": 2, "failed": 1, "degraded": 0}
     # quality is scored on the finished session only; its spend still counts
     assert results["metrics"]["stack"]["FactRecall"]["n"] == 1
     assert results["metrics"]["stack"]["ProbeRecall"]["n"] == 1

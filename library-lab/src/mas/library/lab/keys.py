@@ -59,9 +59,14 @@ def missing_key_problems(
             if agent.summarizer_model is not None:
                 wanted.setdefault(agent.summarizer_model.model, f"flavour {flavour.name}: "
                                   f"summarizer model (source {agent.summarizer_model.source})")
+    generation = base.infra.spec.generation if base.infra else None
     for step in pipeline.steps:
         judge = _judge_model(runtime, step, base)
-        if judge is not None:
+        # The judge reaches the experiment's Infra the way turn and summarizer models do:
+        # a key named by api_key_env is checked above, and a server of your own at api_base
+        # may need none.
+        if judge is not None and (generation is None or not (generation.api_key_env
+                                                             or generation.api_base)):
             wanted.setdefault(judge[0], f"step {step.name}: judge model (source {judge[1]})")
     for model, role in wanted.items():
         keys = missing_keys(runtime, model)
