@@ -16,8 +16,10 @@ import click
 
 from mas.library.lab.lab import LabOutcome, report_run, run_experiment
 from mas.library.lab.rundir import list_runs, read_json
-from mas.library.lab.steps import REPORT_FILE, SESSIONS_FILE, TABLE_FILE
+from mas.library.lab.steps import REPORT_FILE, RESULTS_FILE, SESSIONS_FILE, TABLE_FILE
+from mas.library.lab.steps.degraded import degraded_lines
 from mas.runtime.cli._app import handle_errors, state_of
+from mas.runtime.degradation import EXIT_DEGRADED
 
 EXIT_STEP_FAILED = 1
 
@@ -31,7 +33,7 @@ def _verbose(ctx: click.Context) -> bool:
     return bool(ctx.find_root().params.get("verbose"))
 
 
-def _finish(outcome: LabOutcome) -> None:
+def _finish(outcome: LabOutcome, allow_degraded: bool = False) -> None:
     table = outcome.run.path / TABLE_FILE
     if table.is_file():
         click.echo(table.read_text(encoding="utf-8").rstrip())
@@ -43,6 +45,19 @@ def _finish(outcome: LabOutcome) -> None:
                   if r.status in ("failed", "blocked")]
         click.echo(f"error: step(s) did not finish: {', '.join(failed)}", err=True)
         sys.exit(EXIT_STEP_FAILED)
+    lines = degraded_lines(read_json(outcome.run.path / SESSIONS_FILE, {}),
+                           read_json(outcome.run.path / RESULTS_FILE, {}))
+    for line in lines:
+        click.echo(line, err=True)
+    if lines and not allow_degraded:
+        click.echo("the table above holds degraded sessions; claims over them are unreliable "
+                   f"(exit {EXIT_DEGRADED}; --allow-degraded accepts)", err=True)
+        sys.exit(EXIT_DEGRADED)
+
+
+_ALLOW_DEGRADED = click.option(
+    "--allow-degraded", is_flag=True,
+    help=f"Exit 0 even when sessions degraded (otherwise exit {EXIT_DEGRADED}).")
 
 
 @lab_group.command("run")
@@ -53,6 +68,7 @@ def _finish(outcome: LabOutcome) -> None:
 @click.option("--model", help="Fill experiment.models.main with this model.")
 @click.option("--max-concurrency", type=int, default=2, show_default=True,
               help="Sessions in flight.")
+@_ALLOW_DEGRADED
 @click.option("--overwrite", is_flag=True, help="Redo sessions and steps whose outputs exist.")
 @click.option("--new", is_flag=True, help="Start a new run folder instead of resuming.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
@@ -61,8 +77,8 @@ def _finish(outcome: LabOutcome) -> None:
               help="Local config.yaml (defaults.model).")
 @click.pass_context
 def run_command(ctx: click.Context, experiment: Path, flavours: tuple[str, ...], limit: int | None,
-                model: str | None, max_concurrency: int, overwrite: bool, new: bool,
-                runs_dir: Path, config: Path | None) -> None:
+                model: str | None, max_concurrency: int, allow_degraded: bool, overwrite: bool,
+                new: bool, runs_dir: Path, config: Path | None) -> None:
     """Run EXPERIMENT (or resume its latest run with the same inputs); print the table."""
     logging.getLogger("mas.library.lab").setLevel(logging.INFO)
     with handle_errors(_verbose(ctx)):
@@ -71,17 +87,18 @@ def run_command(ctx: click.Context, experiment: Path, flavours: tuple[str, ...],
             max_concurrency=max_concurrency, overwrite=overwrite, new=new, runs_root=runs_dir,
             config=config, stream=sys.stderr,
         )
-    _finish(outcome)
+    _finish(outcome, allow_degraded)
 
 
 @lab_group.command("report")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@_ALLOW_DEGRADED
 @click.pass_context
-def report_command(ctx: click.Context, run_dir: Path) -> None:
+def report_command(ctx: click.Context, run_dir: Path, allow_degraded: bool) -> None:
     """Redo trajectories, results and report.html of RUN_DIR; print the table."""
     with handle_errors(_verbose(ctx)):
         outcome = report_run(state_of(ctx).runtime, run_dir, stream=sys.stderr)
-    _finish(outcome)
+    _finish(outcome, allow_degraded)
 
 
 @lab_group.command("ls")

@@ -221,7 +221,9 @@ def run_pipeline(
             record = StepRecord(planned.name, planned.spec.type, BLOCKED,
                                 f"not run: {', '.join(blocked)} did not finish")
         else:
-            record = _run_one(planned, make_context(planned, records), overwrite,
+            # A step whose input was just rewritten is redone even if its outputs exist.
+            stale = any(records[d].status == OK for d in planned.spec.depends_on)
+            record = _run_one(planned, make_context(planned, records), overwrite or stale,
                               (previous or {}).get(planned.name), exists)
         records[planned.name] = record
         on_record(record)

@@ -20,6 +20,7 @@ from mas.library.lab.experiment import LabExperiment
 from mas.library.lab.progress import Progress
 from mas.library.lab.rundir import RunFolder, write_json, write_text
 from mas.library.lab.sessions import ITEM, TRANSCRIPT, SessionFunction, SessionJob, session_seed
+from mas.runtime.degradation import DEGRADED, FAILED, OK, describe_counts
 from mas.runtime.paths import remove_tree
 from mas.runtime.runtime import Runtime
 
@@ -39,6 +40,7 @@ class SessionRecord:
     status: str
     error: str | None = None
     seconds: float | None = None
+    degradation: str | None = None
 
 
 def plan_jobs(experiment: LabExperiment, run: RunFolder, runtime: Runtime) -> list[SessionJob]:
@@ -92,7 +94,9 @@ def run_grid(
     records: dict[int, SessionRecord] = {}
     todo = []
     for index, job in enumerate(jobs):
-        if overwrite:
+        if overwrite or _status(job) == DEGRADED:
+            # A degraded session is run again from scratch: its numbers were not the
+            # strategy's own (docs/lab.md, "Degraded sessions").
             remove_tree(root or job.folder.parent, job.folder)
         if (job.folder / TRANSCRIPT).is_file():
             records[index] = _record(job, None)
@@ -144,16 +148,29 @@ def _play(job: SessionJob, session: SessionFunction) -> str | None:
     return None
 
 
+def _status(job: SessionJob) -> str | None:
+    """The status a finished session's transcript records (``None``: none readable)."""
+    try:
+        transcript = json.loads((job.folder / TRANSCRIPT).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return transcript.get("status") if isinstance(transcript, dict) else None
+
+
 def _record(job: SessionJob, error: str | None, seconds: float | None = None) -> SessionRecord:
+    transcript: dict[str, Any] = {}
     if error is None:
-        transcript: dict[str, Any] = {}
         try:
             transcript = json.loads((job.folder / TRANSCRIPT).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             error = f"unreadable {TRANSCRIPT}: {exc}"
         error = error or transcript.get("error")
+    saved = transcript.get("degradation") or {}
+    degraded = not error and transcript.get("status") == DEGRADED
     return SessionRecord(
         flavour=job.flavour.name, item=job.item.id, run_index=job.run_index, seed=job.seed,
-        session_id=job.session_id, folder=str(job.folder), status="failed" if error else "ok",
+        session_id=job.session_id, folder=str(job.folder),
+        status=FAILED if error else (DEGRADED if degraded else OK),
         error=error, seconds=round(seconds, 3) if seconds is not None else None,
+        degradation=describe_counts(saved.get("counts") or {}, saved.get("reasons")) or None,
     )

@@ -6,13 +6,14 @@ from html import escape
 from typing import Any
 
 from mas.library.lab.report.table import LABELS, cell, methods_note, row_order
+from mas.library.lab.steps.degraded import degraded_rows
 
 _STYLE = """
 body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 10px}
 td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f4f4f4}
 .claim-yes{color:#1a7f37}.claim-no{color:#b42318}.note{color:#555;font-size:90%}
-figure{margin:1.5em 0}figcaption{color:#555;font-size:90%}
+tr.degraded td{color:#b42318}figure{margin:1.5em 0}figcaption{color:#555;font-size:90%}
 """
 
 
@@ -30,9 +31,12 @@ def render_html(info: dict[str, Any], results: dict[str, Any], plots: dict[str, 
     counts = "".join(f'<td class="n">{sessions.get(f, {}).get("total", 0)} '
                      f'({sessions.get(f, {}).get("failed", 0)})</td>' for f in flavours)
     rows.append(f"<tr><td>sessions (failed)</td>{counts}</tr>")
+    for label, values in degraded_rows(results):
+        cells = "".join(f'<td class="n">{escape(v)}</td>' for v in values)
+        rows.append(f'<tr class="degraded"><td>{escape(label)}</td>{cells}</tr>')
     claims = []
     for claim in results.get("claims") or []:
-        css = "claim-yes" if claim.get("holds") else "claim-no"
+        css = "claim-yes" if claim.get("holds") and claim.get("reliable", True) else "claim-no"
         claims.append(f'<li class="{css}">{escape(claim["text"])}</li>')
     figures = "".join(f"<figure>{svg}<figcaption>plots/{escape(name)}</figcaption></figure>"
                       for name, svg in plots.items())

@@ -6,6 +6,7 @@ from typing import Any
 
 from mas.library.lab.stats import METHODS, format_value
 from mas.library.lab.steps.aggregate import USAGE
+from mas.library.lab.steps.degraded import degraded_rows
 
 SCORE_FIRST = ("FactRecall", "ProbeRecall")
 LABELS = {
@@ -20,11 +21,14 @@ LABELS = {
     "PromptCacheRate": "cache-hit rate (prompt)",
     "Compactions": "compactions",
     "PairViolations": "pair-safety violations",
+    "RequestsWithCuts": "requests that cut history",
+    "IdentifierSurvival": "identifiers kept (after repair)",
+    "IdentifiersBySummarizer": "identifiers kept by summarizer",
 }
 
 
 LOWER_IS_BETTER = frozenset({"PromptTokens", "TotalTokens", "SummarizerCalls", "SummarizerTokens",
-                             "LLMCalls", "Cost", "PairViolations"})
+                             "LLMCalls", "Cost", "PairViolations", "RequestsWithCuts"})
 NEUTRAL = frozenset({"Compactions"})
 """Rows where less is better, and rows that are a count with no better direction; every
 other row (recalls, judge metrics, the cache-hit rate) is better when higher."""
@@ -84,6 +88,7 @@ def render_table(results: dict[str, Any]) -> str:
     rows.append(["sessions (failed)", "",
                  *[f"{sessions.get(f, {}).get('total', 0)} ({sessions.get(f, {}).get('failed', 0)})"
                    for f in flavours]])
+    rows.extend([label, "", *cells] for label, cells in degraded_rows(results))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = []
     for number, row in enumerate(rows):

@@ -27,7 +27,9 @@ from mas.library.lab.stats import (
     stable_seed,
 )
 from mas.library.lab.steps import RESULTS_FILE, TABLE_FILE, TRAJECTORIES_FILE, StepContext
+from mas.library.lab.steps.degraded import FlavourDegradation, session_counts, unreliable
 from mas.library.lab.steps.trajectories import read_trajectories
+from mas.runtime.degradation import FAILED
 from mas.runtime.errors import MasError
 from mas.runtime.protocols import StepResult
 from mas.runtime.spec.experiment import StepSpec
@@ -43,6 +45,9 @@ USAGE: tuple[tuple[str, str], ...] = (
     ("PromptCacheRate", "cache_rate"),
     ("Compactions", "compactions"),
     ("PairViolations", "pair_violations"),
+    ("RequestsWithCuts", "requests_with_cuts"),
+    ("IdentifierSurvival", "identifier_survival"),
+    ("IdentifiersBySummarizer", "identifiers_by_summarizer"),
 )
 """Columns computed from trajectories: result id and trajectory field.
 
@@ -54,7 +59,9 @@ from its prefix cache.
 
 
 COUNTS = frozenset({"LLMCalls", "Tokens", "Cost", "Compactions"} | {
-    result_id for result_id, _ in USAGE if result_id not in ("ProbeRecall", "PromptCacheRate")})
+    result_id for result_id, _ in USAGE
+    if result_id not in ("ProbeRecall", "PromptCacheRate", "IdentifierSurvival",
+                         "IdentifiersBySummarizer")})
 """Result ids that count something (calls, tokens, dollars): never a proportion, so never a
 Wilson interval, even when every session counted 0 or 1."""
 
@@ -110,14 +117,17 @@ def aggregate(ctx: StepContext, claims: list[Claim], *, seed: int = 0,
                        "extract_trajectories first")
     flavours = list(dict.fromkeys(r["flavour"] for r in records))
     samples: dict[str, dict[str, dict[str, float]]] = {f: {} for f in flavours}
-    sessions = {f: {"total": 0, "failed": 0} for f in flavours}
+    sessions = {f: {"total": 0, "failed": 0, "degraded": 0} for f in flavours}
+    degradation = FlavourDegradation(flavours)
     for record in records:
         flavour = record["flavour"]
         sessions[flavour]["total"] += 1
-        if record.get("status") != "ok":
-            sessions[flavour]["failed"] += 1
         folder = record.get("folder")
         metrics = read_json(ctx.path(folder) / "metrics.json") if folder else None
+        if record.get("status") == FAILED:
+            sessions[flavour]["failed"] += 1
+        elif degradation.add(flavour, session_counts(record, metrics)):
+            sessions[flavour]["degraded"] += 1
         cell = f"{record.get('item')}#{record.get('run_index', 0)}"
         for metric_id, value in session_values(record, metrics).items():
             samples[flavour].setdefault(metric_id, {})[cell] = value
@@ -127,14 +137,17 @@ def aggregate(ctx: StepContext, claims: list[Claim], *, seed: int = 0,
                               resamples=resamples, proportion=m not in COUNTS)) is not None}
         for f in flavours
     }
+    degraded = degradation.to_json()
     return {
         "flavours": flavours,
         "sessions": sessions,
+        "degradation": degraded,
         "metrics": {f: {m: e.to_json() for m, e in sorted(results[f].items())} for f in flavours},
         "samples": {f: {m: dict(sorted(v.items())) for m, v in sorted(samples[f].items())}
                     for f in flavours},
         "methods": {**METHODS, "claims": PAIRED_METHOD, "seed": seed, "resamples": resamples},
-        "claims": [check_claim(claim, results, samples, seed=seed, resamples=resamples)
+        "claims": [unreliable(check_claim(claim, results, samples, seed=seed,
+                                          resamples=resamples), degraded, sessions)
                    for claim in claims],
     }
 
@@ -215,7 +228,7 @@ class Aggregate:
                             resamples=self.params.resamples)
         write_json(ctx.path(RESULTS_FILE), results)
         write_text(ctx.path(TABLE_FILE), render_table(results) + "\n")
-        held = sum(1 for c in results["claims"] if c.get("holds"))
+        held = sum(1 for c in results["claims"] if c.get("holds") and c.get("reliable"))
         return StepResult([RESULTS_FILE, TABLE_FILE],
                           {"flavours": results["flavours"], "claims_held": held,
                            "claims": len(results["claims"])},

@@ -7,10 +7,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mas.library.lab.rundir import write_json
+from mas.library.lab.rundir import read_json, write_json
 from mas.library.lab.runner import plan_jobs, run_grid, write_compiled_manifests
 from mas.library.lab.sessions import default_session_function
 from mas.library.lab.steps import SESSIONS_FILE, StepContext
+from mas.runtime.degradation import DEGRADED
 from mas.runtime.errors import MasError
 from mas.runtime.protocols import StepResult
 from mas.runtime.spec.experiment import StepSpec
@@ -33,8 +34,13 @@ class RunSessions:
         self.params = params
 
     def outputs(self, ctx: StepContext) -> list[str]:
-        """``sessions.json``, written once every session has a record."""
-        return [SESSIONS_FILE]
+        """``sessions.json``, written once every session has a record.
+
+        An index that lists degraded sessions does not count as done: the next pass runs
+        those sessions again.
+        """
+        index = read_json(ctx.path(SESSIONS_FILE), {}) or {}
+        return [] if index.get("degraded") else [SESSIONS_FILE]
 
     def run(self, ctx: StepContext) -> StepResult:
         """Write the compiled manifests, run unfinished sessions, index them all."""
@@ -52,10 +58,13 @@ class RunSessions:
         if records and len(failed) == len(records):
             # No index: the step stays unfinished, and the next pass reports this again.
             raise MasError(f"all {len(records)} sessions failed; first error: {failed[0].error}")
+        degraded = [r for r in records if r.status == DEGRADED]
         write_json(ctx.path(SESSIONS_FILE), {"sessions": [asdict(r) for r in records],
-                                             "failed": len(failed)})
+                                             "failed": len(failed), "degraded": len(degraded)})
         return StepResult(
             outputs=[SESSIONS_FILE, *manifests],
-            metadata={"sessions": len(records), "failed": len(failed)},
-            message=f"{len(records)} session(s), {len(failed)} failed",
+            metadata={"sessions": len(records), "failed": len(failed),
+                      "degraded": len(degraded)},
+            message=f"{len(records)} session(s), {len(failed)} failed, "
+                    f"{len(degraded)} degraded",
         )

@@ -16,6 +16,7 @@ from mas.library.eval import RunFolderError, SessionRun, load_run
 from mas.library.lab.rundir import write_text
 from mas.library.lab.steps import TRAJECTORIES_FILE, StepContext
 from mas.runtime.context import pair_problems
+from mas.runtime.degradation import DEGRADED, FAILED, OK, is_degraded
 from mas.runtime.protocols import Message, StepResult
 from mas.runtime.registry import NoParams
 from mas.runtime.spec.experiment import StepSpec
@@ -66,6 +67,16 @@ def context_fill(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return turns
 
 
+def degradation_counts(events: list[dict[str, Any]]) -> dict[str, int]:
+    """Per kind, what the session's ``degraded`` events added up to."""
+    counts: dict[str, int] = {}
+    for event in events:
+        if event.get("event") == "degraded" and isinstance(event.get("count"), int):
+            kind = str(event.get("kind"))
+            counts[kind] = counts.get(kind, 0) + event["count"]
+    return dict(sorted(counts.items()))
+
+
 def _usage(calls: list[dict[str, Any]]) -> dict[str, float]:
     total = {"prompt_tokens": 0.0, "completion_tokens": 0.0, "cached_tokens": 0.0, "cost": 0.0}
     for call in calls:
@@ -73,6 +84,34 @@ def _usage(calls: list[dict[str, Any]]) -> dict[str, float]:
             value = call.get(key)
             total[key] += float(value) if isinstance(value, (int, float)) else 0.0
     return total
+
+
+def accounting_fields(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the session's requests did with committed history, and what summaries kept.
+
+    ``requests_with_cuts`` counts requests that cut committed messages (a working
+    ``summarising`` has none); ``identifier_survival`` is the share of checked
+    identifiers a committed summary still quotes (after repair), and
+    ``identifiers_by_summarizer`` the share the summarizer kept on its own; both ``None``
+    when no summary was checked.
+    """
+    requests = cut = 0
+    for event in events:
+        if event.get("event") == "context.assembled":
+            count = ((event.get("accounting") or {}).get("cut") or {}).get("messages", 0)
+            requests += int(count > 0)
+            cut += int(count)
+    checks = [e for e in events if e.get("event") == "summary.checked"]
+    wanted = sum(int(e.get("identifiers") or 0) for e in checks)
+    missing = sum(int(e.get("missing") or 0) for e in checks)
+    found = sum(int(e.get("found") or 0) for e in checks)
+    return {
+        "requests_with_cuts": requests,
+        "cut_messages": cut,
+        "identifiers_checked": wanted,
+        "identifier_survival": (wanted - missing) / wanted if wanted else None,
+        "identifiers_by_summarizer": found / wanted if wanted else None,
+    }
 
 
 def trajectory(run: SessionRun, row: dict[str, Any]) -> dict[str, Any]:
@@ -91,11 +130,14 @@ def trajectory(run: SessionRun, row: dict[str, Any]) -> dict[str, Any]:
                        "expected": probe.get("expected"), "answer": answer[:300], "hit": hit})
     summary_usage = _usage(summaries)
     stops = run.events_named("compaction.stop")
+    degradation = degradation_counts(run.events)
+    status = FAILED if run.error else (DEGRADED if is_degraded(degradation) else OK)
     return {
         **{key: row.get(key)
            for key in ("flavour", "item", "run_index", "seed", "session_id", "folder")},
-        "status": "failed" if run.error else "ok",
+        "status": status,
         "error": run.error,
+        "degradation": degradation,
         "turns_played": len(segments),
         "fill": context_fill(run.events),
         "llm_calls": len(calls),
@@ -112,6 +154,7 @@ def trajectory(run: SessionRun, row: dict[str, Any]) -> dict[str, Any]:
         "cost": usage["cost"],
         "priced": all(isinstance(c.get("cost"), (int, float)) for c in calls),
         "pair_violations": len(pair_problems(run.messages)),
+        **accounting_fields(run.events),
         "probes": probes,
         # Like the eval library's quality metrics, a failed session is not scored.
         "probe_recall": (sum(p["hit"] for p in probes) / len(probes))
