@@ -30,6 +30,19 @@ $(TEST_STAMP): $(PRODUCT_FILES) $(TEST_FILES)
 
 install: $(STAMP)
 
+# MCE's own metrics (eval_mce backend: mce) run in a venv of their own: MCE pins
+# litellm<1.75, which cannot share .venv with the kernel. Built once (about half a minute);
+# MCE needs Python 3.11+, so with an older python3 it is skipped and so are its tests.
+MCE_VENV := .venv-mce
+MCE_STAMP := $(MCE_VENV)/.installed
+.PHONY: mce-venv
+mce-venv: $(MCE_STAMP)
+$(MCE_STAMP): requirements-mce.txt
+	@if $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then \
+		test -x $(MCE_VENV)/bin/python || $(PYTHON) -m venv $(MCE_VENV); \
+		$(MCE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-mce.txt && touch $(MCE_STAMP); \
+	else echo "skipping $(MCE_VENV): metrics-computation-engine needs Python 3.11+"; fi
+
 EXAMPLE_AGENT := library-standard/examples/agent
 
 EXPERIMENT := library-lab/examples/context-ablation/experiment.yaml
@@ -42,7 +55,7 @@ demo: $(STAMP)
 	$(BIN)/mas-ctl run $(EXAMPLE_AGENT)/agent.yaml --input $(EXAMPLE_AGENT)/turns.jsonl --out runs/demo-session
 	$(BIN)/mas-ctl lab run $(EXPERIMENT)
 
-test: $(TEST_STAMP)
+test: $(TEST_STAMP) $(MCE_STAMP)
 	$(BIN)/python -m pytest
 
 # Benchmarks run in their own venv: the peers' pins never touch the test venv.

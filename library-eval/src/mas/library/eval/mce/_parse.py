@@ -76,23 +76,27 @@ def _append_object(candidate: str, found: list[dict[str, Any]]) -> None:
         found.append(value)
 
 
-def parse_verdict(text: str, unit: Unit) -> Verdict:
+def parse_verdict(text: str, unit: Unit, *, score_keys: tuple[str, ...] = ("score",),
+                  reasoning_keys: tuple[str, ...] = ("reasoning",)) -> Verdict:
     """Read the judge's final JSON object as a :class:`Verdict` on ``unit``'s scale.
 
-    :raises VerdictError: no JSON object, no usable ``score``, or a score out of range;
+    :param score_keys: field names that hold the score, first match wins (MCE's schema
+        asks for ``metric_score``; a judge that answers ``score`` is understood too).
+    :param reasoning_keys: likewise for the reasoning (``score_reasoning`` for MCE).
+    :raises VerdictError: no JSON object, no usable score, or a score out of range;
         the message says which, for the re-ask.
     """
-    objects = [obj for obj in json_objects(text) if "score" in obj]
+    objects = [obj for obj in json_objects(text) if any(key in obj for key in score_keys)]
     if not objects:
         if json_objects(text):
-            raise VerdictError('the JSON object has no "score" field')
+            raise VerdictError(f'the JSON object has no "{score_keys[0]}" field')
         raise VerdictError("no JSON object found in the reply")
     verdict = objects[-1]
-    score = _number(verdict["score"])
+    score = _number(next(verdict[key] for key in score_keys if key in verdict), score_keys[0])
     problem = unit.problem(score)
     if problem:
         raise VerdictError(problem)
-    reasoning = verdict.get("reasoning", "")
+    reasoning = next((verdict[key] for key in reasoning_keys if key in verdict), "")
     return Verdict(
         score=score,
         reasoning=reasoning if isinstance(reasoning, str) else json.dumps(reasoning),
@@ -100,17 +104,17 @@ def parse_verdict(text: str, unit: Unit) -> Verdict:
     )
 
 
-def _number(raw: Any) -> float:
+def _number(raw: Any, key: str = "score") -> float:
     # bool is an int subclass; "true" is not a score on any of our scales.
     if isinstance(raw, bool) or raw is None:
-        raise VerdictError(f'"score" must be a number (got {raw!r})')
+        raise VerdictError(f'"{key}" must be a number (got {raw!r})')
     if isinstance(raw, str):
         try:
             raw = float(raw.strip())
         except ValueError:
-            raise VerdictError(f'"score" must be a number (got {raw!r})') from None
+            raise VerdictError(f'"{key}" must be a number (got {raw!r})') from None
     if not isinstance(raw, (int, float)) or not math.isfinite(raw):
-        raise VerdictError(f'"score" must be a finite number (got {raw!r})')
+        raise VerdictError(f'"{key}" must be a finite number (got {raw!r})')
     return float(raw)
 
 

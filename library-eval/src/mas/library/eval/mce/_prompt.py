@@ -37,7 +37,8 @@ def neutralize(text: str) -> str:
     return _LOOKALIKE.sub(NEUTRALIZED, text)
 
 
-def _content(message: Message) -> str:
+def message_text(message: Message) -> str:
+    """The text of a message's ``content`` (a string, OpenAI text parts, or JSON)."""
     content = message.get("content")
     if content is None:
         return ""
@@ -48,7 +49,8 @@ def _content(message: Message) -> str:
     return json.dumps(content)
 
 
-def _clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters (head and tail kept, the cut said); 0: never."""
     if limit <= 0 or len(text) <= limit:
         return text
     head = limit // 2
@@ -61,10 +63,10 @@ def render_material(run: SessionRun, *, max_tool_chars: int) -> str:
     lines: list[str] = []
     for number, message in enumerate(run.messages, start=1):
         role = str(message.get("role", "?"))
-        text = _content(message)
+        text = message_text(message)
         if role == "tool":
             name = message.get("name") or message.get("tool_call_id") or "tool"
-            lines.append(f"[{number}] tool result ({name}): {_clip(text, max_tool_chars)}")
+            lines.append(f"[{number}] tool result ({name}): {clip(text, max_tool_chars)}")
             continue
         if text.strip():
             lines.append(f"[{number}] {role}: {text}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,3 +37,13 @@ class EvalConfig(BaseModel):
         description="Clip longer tool results in the judged material (0: never).",
     )
     overwrite: bool = Field(default=False, description="Re-score ids already in metrics.json.")
+    backend: Literal["native", "mce"] = Field(
+        default="native",
+        description="Who computes the stock judge ids: native (mas-lab's rubrics) or mce "
+                    "(MCE's own metric classes and prompts, in the .venv-mce worker).",
+    )
+    mce_python: str | None = Field(
+        default=None,
+        description="Python of the MCE venv (default: $MAS_MCE_PYTHON, else .venv-mce/bin/"
+                    "python in the current directory or a parent).",
+    )

@@ -9,11 +9,12 @@ model sees at most ``max_concurrency`` requests at a time.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from mas.library.eval.mce._parse import VerdictError, parse_verdict
+from mas.library.eval.mce._parse import Verdict, VerdictError, parse_verdict
 from mas.library.eval.mce._prompt import (
     judge_messages,
     prompt_sha256,
@@ -21,9 +22,14 @@ from mas.library.eval.mce._prompt import (
     verify_evidence,
 )
 from mas.library.eval.metrics.base import JudgeMetric, MetricResult
-from mas.runtime.protocols import ChatEngine, ModelReply
+from mas.runtime.protocols import ChatEngine, Message, ModelReply
 
 JSON_MODE = {"type": "json_object"}
+
+Parse = Callable[[str], Verdict]
+"""Reads one reply as a verdict; raises :class:`VerdictError` with what was wrong."""
+Reask = Callable[[list[Message], str, str], list[Message]]
+"""(first request, unusable reply, problem) -> the follow-up request."""
 
 
 @dataclass(frozen=True)
@@ -137,22 +143,39 @@ class Jury:
 
     def vote(self, judge: JudgeModel, sample: int, metric: JudgeMetric, material: str) -> Vote:
         """One vote: ask, re-ask once on an unusable reply, never raise."""
+        messages = judge_messages(metric, material)
+        vote = self.request(
+            judge, sample, messages, lambda text: parse_verdict(text, metric.unit),
+            lambda first, text, problem: reask_messages(first, text, problem, metric))
+        vote.evidence_verified = verify_evidence(vote.evidence, material)
+        return vote
+
+    def vote_on(self, messages: list[Message], parse: Parse, reask: Reask) -> list[Vote]:
+        """Every panel and sample vote on a request built elsewhere (MCE's own prompts)."""
+        with ThreadPoolExecutor(max_workers=self.max_concurrency,
+                                thread_name_prefix="mas-judge") as pool:
+            futures = [pool.submit(self.request, judge, sample, messages, parse, reask)
+                       for judge in self.judges for sample in range(self.samples)]
+            return [future.result() for future in futures]
+
+    def request(self, judge: JudgeModel, sample: int, messages: list[Message], parse: Parse,
+                reask: Reask) -> Vote:
+        """One vote on ``messages``: ask, re-ask once (``reask``) on an unusable reply."""
         seed = None if self.seed is None else self.seed + sample
         vote = Vote(judge.model, judge.source, sample, seed, self.temperature)
-        messages = judge_messages(metric, material)
         reply = self._ask(vote, messages)
         if reply is None:
             return vote
         try:
-            verdict = parse_verdict(reply.text, metric.unit)
+            verdict = parse(reply.text)
         except VerdictError as problem:
             vote.reasked = True
-            retry = self._ask(vote, reask_messages(messages, reply.text, str(problem), metric))
+            retry = self._ask(vote, reask(messages, reply.text, str(problem)))
             if retry is None:
                 vote.raw = reply.text
                 return vote
             try:
-                verdict = parse_verdict(retry.text, metric.unit)
+                verdict = parse(retry.text)
             except VerdictError as second:
                 vote.raw = retry.text
                 vote.error = f"unusable reply after one re-ask: {second}"
@@ -160,7 +183,6 @@ class Jury:
         vote.score = verdict.score
         vote.reasoning = verdict.reasoning
         vote.evidence = verdict.evidence
-        vote.evidence_verified = verify_evidence(verdict.evidence, material)
         return vote
 
     def _ask(self, vote: Vote, messages: list[dict[str, Any]]) -> ModelReply | None:

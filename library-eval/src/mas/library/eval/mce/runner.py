@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mas.library.eval.mce._prompt import render_material
 from mas.library.eval.mce.config import EvalConfig
 from mas.library.eval.mce.jury import JudgeModel, Jury, aggregate
 from mas.library.eval.metrics.base import JudgeMetric, Metric, MetricResult
+from mas.library.eval.metrics.judge import STOCK_JUDGES
 from mas.library.eval.metrics.select import bind_metrics
 from mas.library.eval.output import MetricsFile, MetricsFileError, ScoredMetric
 from mas.library.eval.run import RunFolderError, SessionRun, load_run
@@ -31,7 +33,13 @@ from mas.runtime.protocols import ChatEngine
 from mas.runtime.runtime import Runtime
 from mas.runtime.spec.model_ref import JudgeScope, resolve_model
 
+if TYPE_CHECKING:
+    from mas.library.eval.mce.isolated import MceWorker
+
 log = logging.getLogger(__name__)
+
+MCE_IDS = frozenset(stock.mce_id for stock in STOCK_JUDGES)
+"""The stock judge ids ``backend: mce`` hands to MCE's own metric classes."""
 
 
 def configure_jury(
@@ -128,9 +136,18 @@ def evaluate_runs(
             jury_error = f"no jury: {exc}"
             log.error("%s", jury_error)
             metadata["judge_error"] = jury_error
-    outcomes = [
-        _score_path(Path(path), metrics, jury, jury_error, config.overwrite) for path in run_dirs
-    ]
+    metadata["backend"] = config.backend
+    with ExitStack() as stack:
+        mce = None
+        if config.backend == "mce" and jury is not None and any(m.id in MCE_IDS for m in metrics):
+            from mas.library.eval.mce.isolated import MceWorker, find_python
+
+            mce = stack.enter_context(MceWorker(find_python(config.mce_python)))
+            metadata.update(mce_version=mce.mce_version, mce_versions=mce.versions)
+            log.info("MCE backend: worker %s, metrics-computation-engine %s", mce.python,
+                     mce.mce_version)
+        outcomes = [_score_path(Path(path), metrics, jury, jury_error, config.overwrite, mce)
+                    for path in run_dirs]
     metadata["metrics"] = [metric.id for metric in metrics]
     for status in ("scored", "skipped", "failed"):
         metadata[f"runs_{status}"] = sum(1 for o in outcomes if o.status == status)
@@ -138,7 +155,8 @@ def evaluate_runs(
 
 
 def _score_path(
-    path: Path, metrics: list[Metric], jury: Jury | None, jury_error: str | None, overwrite: bool
+    path: Path, metrics: list[Metric], jury: Jury | None, jury_error: str | None, overwrite: bool,
+    mce: MceWorker | None = None,
 ) -> RunOutcome:
     try:
         run = load_run(path)
@@ -151,7 +169,7 @@ def _score_path(
         return RunOutcome(path, "skipped", quality=existing.run_quality())
     record = existing or MetricsFile(run.session_id, run.agent, run.model)
     record.warnings.extend(run.warnings)
-    for scored in score_run(run, todo, jury, jury_error):
+    for scored in score_run(run, todo, jury, jury_error, mce):
         record.add(scored)
         record.warnings.extend(_warnings(scored))
     if jury is not None and any(isinstance(m, JudgeMetric) for m in todo):
@@ -170,14 +188,18 @@ def _existing(run: SessionRun, overwrite: bool) -> MetricsFile | None:
 
 
 def score_run(
-    run: SessionRun, metrics: list[Metric], jury: Jury | None, jury_error: str | None = None
+    run: SessionRun, metrics: list[Metric], jury: Jury | None, jury_error: str | None = None,
+    mce: MceWorker | None = None,
 ) -> list[ScoredMetric]:
     """Score ``run`` on ``metrics``; judge metrics go to the jury in one batch.
 
-    Nothing raises: a metric that cannot be scored gets ``value: null`` and its error.
+    With an MCE worker, the stock ids are computed by MCE's metric classes instead (their
+    judge calls still go to ``jury``); every other metric is scored here as usual. Nothing
+    raises for a metric: one that cannot be scored gets ``value: null`` and its error.
     """
     results: dict[str, MetricResult] = {}
     tasks: list[tuple[JudgeMetric, str]] = []
+    by_mce: list[JudgeMetric] = []
     material: str | None = None
     for metric in metrics:
         missing = metric.missing_input(run)
@@ -189,6 +211,9 @@ def score_run(
                 reason = jury_error or "no jury configured"
                 results[metric.id] = MetricResult(None, error=reason, detail={"skipped": reason})
                 continue
+            if mce is not None and metric.id in MCE_IDS:
+                by_mce.append(metric)
+                continue
             if material is None:
                 material = render_material(run, max_tool_chars=jury.max_tool_chars)
             tasks.append((metric, material))
@@ -197,6 +222,10 @@ def score_run(
     if tasks and jury is not None:
         for (metric, _), votes in zip(tasks, jury.vote_all(tasks), strict=True):
             results[metric.id] = aggregate(metric, votes, jury.judges)
+    if by_mce and mce is not None and jury is not None:
+        results.update(mce.score(run, by_mce, jury))
+    for result in results.values():
+        result.detail.setdefault("backend", "native")
     return [ScoredMetric(m.id, m.kind, results[m.id]) for m in metrics]
 
 
