@@ -68,6 +68,8 @@ class ModelReply:
     :ivar model: the model string that answered.
     :ivar cost: estimated cost in USD, ``None`` when unpriced.
     :ivar cache_hit: served from the response cache (no provider call).
+    :ivar cut_chars: characters cut from the request, marked, so that it fit the model's
+        window after the provider refused it whole (0: sent whole).
     """
 
     text: str
@@ -76,6 +78,7 @@ class ModelReply:
     model: str = ""
     cost: float | None = None
     cache_hit: bool = False
+    cut_chars: int = 0
 
 
 @runtime_checkable

@@ -154,6 +154,15 @@ class Engine:
     # The three entry points
     # ----------------------------------------------------------------------------------
 
+    def prepare(self) -> None:
+        """Import litellm and install the model providers now rather than on the first call.
+
+        An interactive caller does this before its first prompt: the import takes seconds,
+        and an import interrupted half-way (Ctrl-C) leaves modules that cannot be imported
+        again in this process.
+        """
+        self._ensure_providers()
+
     def turn(
         self,
         messages: list[Message],
@@ -256,6 +265,10 @@ class Engine:
                     f"strict response cache {self.cache.path} has no answer for this {purpose} "
                     f"request to {deployed!r}; record it with strict: false first"
                 )
+        # The first live call imports litellm (seconds): that is set-up, not the model's
+        # latency, so it is timed apart and reported as setup_s.
+        setup_started = time.monotonic()
+        self._ensure_providers()
         started = time.monotonic()
         try:
             reply, attempts = self._call_live(deployed, messages, tools, params, purpose)
@@ -285,7 +298,7 @@ class Engine:
             self.cache.put(key, reply)
         self._call_event(
             reply, requested, purpose, len(messages), tools,
-            latency=latency, attempts=attempts,
+            latency=latency, attempts=attempts, setup=started - setup_started,
             source=USAGE_PROVIDER if reply.usage is not None else USAGE_UNAVAILABLE,
             cost_status=COST_OK if cost is not None else COST_UNAVAILABLE,
         )
@@ -334,7 +347,7 @@ class Engine:
         ``window_overflows_recovered``; the provider's count of the refused prompt also
         teaches the calibration, so the next request is sized right from the start.
         """
-        sent = messages
+        sent, cut = messages, 0
         for recovery in range(MAX_WINDOW_RETRIES + 1):
             try:
                 reply, attempts = self._request(model, sent, tools, params, purpose)
@@ -345,17 +358,19 @@ class Engine:
                 if recovery == MAX_WINDOW_RETRIES or not shrunk.cut_chars:
                     raise
                 self._charge_budget(purpose)
+                # A judge that read a cut transcript gave a degraded vote; a summary or a
+                # turn re-sized this way is recovered, and still counted.
                 self.degradation.add(
-                    "window_overflows_recovered",
+                    "judge_truncations" if purpose == "judge" else "window_overflows_recovered",
                     reason=f"{purpose} request to {model}: {exc.requested or '?'} tokens for a "
                     f"window of {exc.window or '?'}; cut {shrunk.cut_chars} characters from "
                     f"{shrunk.cut_messages} message(s) and retried",
                 )
-                sent = shrunk.messages
+                sent, cut = shrunk.messages, cut + shrunk.cut_chars
                 continue
             if reply.usage is not None:
                 self.calibration.observe(model, sent, reply.usage.prompt_tokens, tools=tools)
-            return reply, attempts
+            return replace(reply, cut_chars=cut), attempts
         raise AssertionError("unreachable: the last recovery re-raises")  # pragma: no cover
 
     def _request(
@@ -449,6 +464,7 @@ class Engine:
         attempts: int,
         source: str,
         cost_status: str,
+        setup: float = 0.0,
     ) -> None:
         usage = reply.usage
         self._emit("llm.call", {
@@ -469,6 +485,7 @@ class Engine:
             "session_cost": self.ledger.cost,
             "session_cost_status": self.ledger.cost_status,
             "latency_s": round(latency, 6),
+            "setup_s": round(setup, 6),
             "attempts": attempts,
             "llm_calls": self.ledger.llm_calls,
         })

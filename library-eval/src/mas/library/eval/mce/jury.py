@@ -48,6 +48,8 @@ class Vote:
     :ivar raw: the reply text when it could not be used, kept for inspection.
     :ivar evidence_verified: per quote, whether it occurs in the judged material.
     :ivar reasked: a second request was sent after an unusable first reply.
+    :ivar truncated: the judge's input was cut (and marked) to fit its window: counted
+        as ``judge_truncations`` degradation.
     """
 
     model: str
@@ -62,6 +64,7 @@ class Vote:
     error: str | None = None
     raw: str | None = None
     reasked: bool = False
+    truncated: bool = False
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
@@ -77,6 +80,7 @@ class Vote:
         if reply.cost is not None:
             self.cost = (self.cost or 0.0) + reply.cost
         self.cache_hit = self.cache_hit or reply.cache_hit
+        self.truncated = self.truncated or reply.cut_chars > 0
 
     def to_json(self) -> dict[str, Any]:
         """The vote as recorded in ``metrics.json``."""
