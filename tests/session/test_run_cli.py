@@ -71,7 +71,7 @@ def test_bad_input_lines_are_reported_with_line_numbers(
     result = mas_ctl("run", agent, "--input", bad, "--out", tmp_path / "run")
     assert result.code == 2  # type: ignore[attr-defined]
     lines = result.err.strip().splitlines()  # type: ignore[attr-defined]
-    assert lines[0].startswith(f"{bad}: line 2: not JSON")
+    assert lines[0].startswith(f"{bad}: line 2: not valid JSON")
     assert lines[1].startswith(f"{bad}: line 3: expected a JSON string")
     assert not (tmp_path / "run").exists()
 
@@ -109,8 +109,8 @@ def test_chat_answers_and_inspects(write: Callable[[str, str], Path], tmp_path: 
     agent = write("agent.yaml", AGENT)
     mas_ctl_path = str(Path(sys.executable).with_name("mas-ctl"))
     done = subprocess.run(
-        [mas_ctl_path, "chat", str(agent), "--state", str(tmp_path / "s.json")],
-        input="My locker number is 4412.\nWhat is my locker number?\n/inspect\n/exit\n",
+        [mas_ctl_path, "chat", str(agent), "--out", str(tmp_path / "chat")],
+        input="My locker number is 4412.\nWhat is my locker number?\n/inspect --json\n/exit\n",
         capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 0, done.stderr

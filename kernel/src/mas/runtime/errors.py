@@ -136,8 +136,16 @@ class ModelCallError(MasError):
     """A model call failed after LiteLLM's own retries; the message says why, once."""
 
 
-class StorageError(MasError):
+class StorageError(MasError, OSError):
     """A file could not be written or read (disk full, permissions, a full database).
 
-    The message names the file and what to do; the ``OSError`` is the ``__cause__``.
+    The message names the file and what to do; the ``OSError`` is the ``__cause__``. It is
+    an ``OSError`` too, so code that handles those keeps handling it.
     """
+
+    @classmethod
+    def writing(cls, path: object, exc: BaseException) -> StorageError:
+        """The error for a failed write of ``path``: what went wrong and what to do."""
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        return cls(f"{path}: cannot write ({reason}); free disk space or fix the folder's "
+                   "permissions, then run the same command again to resume")

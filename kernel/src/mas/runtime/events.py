@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mas.runtime.errors import StorageError
 from mas.runtime.paths import open_append
 from mas.runtime.secrets import mask_data, reduce_message
 
@@ -48,17 +49,23 @@ class JsonlEventSink:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        # O_NOFOLLOW: a symlink planted at the path must not redirect the appends.
-        self._fd = open_append(self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # O_NOFOLLOW: a symlink planted at the path must not redirect the appends.
+            self._fd = open_append(self.path)
+        except OSError as exc:
+            raise StorageError.writing(self.path, exc) from exc
 
     def __call__(self, event: Event) -> None:
         """Write ``event`` as one line: keys masked, provider error text reduced to its
         kind and status (:func:`mas.runtime.secrets.stored_event`)."""
         line = (stored_event(event).to_json() + "\n").encode("utf-8")
         with self._lock:
-            os.write(self._fd, line)
+            try:
+                os.write(self._fd, line)
+            except OSError as exc:
+                raise StorageError.writing(self.path, exc) from exc
 
     def close(self) -> None:
         """Close the file; later writes raise."""

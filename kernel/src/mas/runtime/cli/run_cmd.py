@@ -21,6 +21,7 @@ from mas.runtime.session import (
     record_events,
     write_transcript,
 )
+from mas.runtime.spec.jsonl import parse_line, read_lines
 from mas.runtime.spec.loader import LoadedAgent, ManifestSet, load_manifest_set
 
 
@@ -31,13 +32,13 @@ def read_turns(path: Path) -> list[str]:
     """
     turns: list[str] = []
     problems: list[Problem] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(read_lines(path), 1):
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(str(path), f"line {number}", f"not JSON: {exc.msg}"))
+            item = parse_line(line)
+        except ValueError as exc:
+            problems.append(Problem(str(path), f"line {number}", str(exc)))
             continue
         text = item.get("user") if isinstance(item, dict) else item
         if not isinstance(text, str) or not text.strip():

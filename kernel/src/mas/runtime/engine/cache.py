@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mas.runtime.errors import ModelCallError
+from mas.runtime.errors import ModelCallError, StorageError
 from mas.runtime.protocols import Message, ModelReply, Usage
 
 LAYER = "infra_llm_cache"
@@ -94,15 +94,21 @@ class ResponseCache:
         self.strict = strict
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(
-            self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-        )
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses ("
-            " key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
-        )
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses ("
+                " key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
+            )
+        except sqlite3.Error as exc:  # not a database, a full disk, a read-only folder
+            raise StorageError(
+                f"{self.path}: cannot open the response cache ({exc}); free disk space, "
+                "fix infra cache.path, or turn the cache off (infra cache.enabled: false)"
+            ) from exc
 
     def get(self, key: str) -> ModelReply | None:
         """The stored reply for ``key`` (marked ``cache_hit``, cost 0), or ``None``."""
@@ -115,10 +121,16 @@ class ResponseCache:
     def put(self, key: str, reply: ModelReply) -> None:
         """Store ``reply`` under ``key`` (replacing an older one) in one short transaction."""
         with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses (key, value, created) VALUES (?, ?, ?)",
-                (key, _encode(reply), time.time()),
-            )
+            try:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO responses (key, value, created) VALUES (?, ?, ?)",
+                    (key, _encode(reply), time.time()),
+                )
+            except sqlite3.Error as exc:  # "database or disk is full", a read-only file
+                raise StorageError(
+                    f"{self.path}: the response cache cannot store a reply ({exc}); free disk "
+                    "space or turn the cache off (infra cache.enabled: false)"
+                ) from exc
 
     def __len__(self) -> int:
         with self._lock:

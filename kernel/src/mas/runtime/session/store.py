@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from mas.runtime.errors import MasError
+from mas.runtime.errors import MasError, StorageError
 from mas.runtime.paths import refuse_symlinks
 from mas.runtime.secrets import mask
 
@@ -31,16 +31,21 @@ def write_atomic(path: Path, text: str) -> None:
     """
     path = Path(path)
     text = mask(text)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise StorageError.writing(path, exc) from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise StorageError.writing(path, exc) from exc
         raise
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from mas.library.eval.metrics.base import MetricResult
 from mas.library.eval.run import METRICS, RunFolderError, SessionRun
+from mas.runtime.errors import StorageError
 from mas.runtime.secrets import mask
 
 
@@ -128,8 +129,10 @@ class MetricsFile:
                 # A judge error may quote a key: nothing stored holds one.
                 handle.write(mask(json.dumps(self.to_json(), indent=2, default=str)) + "\n")
             os.replace(tmp, target)
-        except BaseException:
+        except BaseException as exc:
             Path(tmp).unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise StorageError.writing(target, exc) from exc
             raise
         return target
 

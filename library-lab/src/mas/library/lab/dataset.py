@@ -12,7 +12,6 @@ returned one per call, in order). Every problem of the file is collected before 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mas.runtime.errors import ManifestError, Problem
+from mas.runtime.spec.jsonl import parse_line, read_lines
 from mas.runtime.spec.manifests import FolderName
 from mas.runtime.spec.problems import problems_from_validation
 
@@ -93,10 +93,7 @@ def load_dataset(path: Path, *, source: str | None = None) -> Dataset:
         or a probe pointing past the last turn.
     """
     name = source or str(path)
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ManifestError([Problem(name, "", f"cannot read dataset: {exc}")]) from None
+    lines = read_lines(Path(path), name, "dataset")
     problems: list[Problem] = []
     items: list[Item] = []
     seen: dict[str, int] = {}
@@ -105,9 +102,9 @@ def load_dataset(path: Path, *, source: str | None = None) -> Dataset:
             continue
         where = f"line {number}"
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(name, where, f"not valid JSON ({exc.msg})"))
+            data = parse_line(line)
+        except ValueError as exc:
+            problems.append(Problem(name, where, str(exc)))
             continue
         if not isinstance(data, dict):
             problems.append(Problem(name, where, "an item must be a JSON object", data, True))

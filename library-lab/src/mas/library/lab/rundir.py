@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mas.runtime.errors import StorageError
 from mas.runtime.paths import contained, open_lock
 from mas.runtime.secrets import mask
 
@@ -47,16 +48,24 @@ def write_json(path: Path, data: Any) -> Path:
 
 
 def write_text(path: Path, text: str) -> Path:
-    """Write ``text`` atomically, keys masked (:func:`mas.runtime.secrets.mask`)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    """Write ``text`` atomically, keys masked (:func:`mas.runtime.secrets.mask`).
+
+    :raises StorageError: the disk is full or the folder unwritable (names the file).
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    except OSError as exc:
+        raise StorageError.writing(path, exc) from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(mask(text))
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; run folders are meant to be shared
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise StorageError.writing(path, exc) from exc
         raise
     return path
 

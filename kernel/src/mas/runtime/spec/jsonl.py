@@ -1,0 +1,97 @@
+"""Reading user JSON-lines files (``--input`` turns, lab datasets) without a traceback.
+
+Whatever a line holds, the reader reports one problem naming the file and the line: bytes
+that are not UTF-8, JSON that is not valid, nested deeper than :data:`MAX_DEPTH`, or a
+string with a lone surrogate (``"\\ud800"``), which could be parsed but never written back
+as UTF-8.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from mas.runtime.errors import ManifestError, Problem
+
+MAX_DEPTH = 100
+"""Deepest nesting of lists and objects accepted on one line."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def read_lines(path: Path, source: str | None = None, what: str = "file") -> list[str]:
+    """The lines of a UTF-8 text file.
+
+    :param source: how errors name the file (default: the path).
+    :param what: what the file is, in the error (``cannot read dataset: ...``).
+
+    :raises ManifestError: unreadable, or not UTF-8 (naming the line of the first bad byte).
+    """
+    name = source or str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ManifestError([Problem(name, "", f"cannot read {what}: {exc.strerror}")]) from None
+    try:
+        return data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ManifestError([Problem(
+            name, f"line {line}", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start}); save the file as UTF-8")]) from None
+
+
+def parse_line(line: str) -> Any:
+    """One JSON value from one line.
+
+    :raises ValueError: a one-line reason (invalid JSON, too deep, lone surrogate).
+    """
+    # Count openers before parsing: json.loads recurses once per level, and 200,000
+    # levels exhaust the stack (RecursionError) long before the parser would complain.
+    if line.count("[") + line.count("{") > MAX_DEPTH and _depth(line) > MAX_DEPTH:
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg})") from None
+    if any(_SURROGATE.search(text) for text in _strings(value)):
+        raise ValueError("holds a lone surrogate (such as \\ud800), which is not Unicode text")
+    return value
+
+
+def _depth(line: str) -> int:
+    """Deepest bracket nesting outside strings."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in line:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _strings(value: Any) -> Iterator[str]:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
