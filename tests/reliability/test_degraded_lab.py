@@ -92,3 +92,20 @@ def test_a_judge_behind_api_base_passes_the_key_check_and_unscored_votes_degrade
     run = next((tmp_path / "runs").glob("*/*"))
     results = json.loads((run / "results.json").read_text())
     assert results["degradation"]["summarising"]["counts"]["unscored_votes"] >= 1
+
+
+def test_the_runner_line_counts_degraded_sessions() -> None:
+    import io
+
+    from mas.library.lab.progress import Progress
+
+    stream = io.StringIO()
+    now = [0.0]
+    progress = Progress(2, stream=stream, clock=lambda: now[0])
+    now[0] = 4.0
+    progress.advance(degraded=True)
+    progress.advance()
+    progress.finish()
+    assert "1 degraded" in stream.getvalue().splitlines()[-2]
+    assert stream.getvalue().endswith("sessions: 2 run in 0:04, 0 already done, 0 failed, "
+                                      "1 degraded\n")

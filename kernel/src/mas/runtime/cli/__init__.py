@@ -16,10 +16,11 @@ import click
 
 from mas.runtime._plugin_faults import fault_location, package_of
 from mas.runtime.cli._app import CliState, cli, handle_errors
+from mas.runtime.cli.chat_cmd import chat_command
 from mas.runtime.cli.compile_cmd import compile_command, validate_command
 from mas.runtime.cli.inspect_cmd import inspect_command
 from mas.runtime.cli.plugins_cmd import plugins_command
-from mas.runtime.cli.run_cmd import chat_command, run_command
+from mas.runtime.cli.run_cmd import run_command
 from mas.runtime.cli.schema_cmd import schema_command
 from mas.runtime.cli.serve_cmd import serve_command
 

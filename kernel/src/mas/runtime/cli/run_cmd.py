@@ -1,10 +1,14 @@
-"""``mas-ctl run`` (a scripted session from a JSONL file) and ``mas-ctl chat`` (interactive)."""
+"""``mas-ctl run``: a scripted session from a JSONL file, into a run folder.
+
+The run-folder helpers here serve ``mas-ctl chat`` too (``chat_cmd``).
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -12,6 +16,7 @@ import click
 from mas.runtime.cli._app import EXISTING_FILE, manifest_options, state_of
 from mas.runtime.degradation import EXIT_DEGRADED
 from mas.runtime.errors import ManifestError, Problem
+from mas.runtime.events import Event
 from mas.runtime.runtime import Runtime
 from mas.runtime.session import (
     STATE,
@@ -90,19 +95,53 @@ def pick_agent(manifests: ManifestSet, name: str | None, source: str) -> LoadedA
     return manifests.agents[0]
 
 
-def _open(
+def open_in_folder(
     runtime: Runtime,
     file: Path,
     overlays: tuple[Path, ...],
     infra: Path | None,
     config: Path | None,
     agent: str | None,
-    state: Path | None,
+    out: Path,
 ) -> AgentSession:
+    """Open FILE's agent with its session file in run folder ``out`` (created; resumed)."""
+    out.mkdir(parents=True, exist_ok=True)
     manifests = load_manifest_set([file], overlays=list(overlays), infra=infra, config=config)
     return open_session(
-        runtime, pick_agent(manifests, agent, str(file)), manifests, state_path=state
+        runtime, pick_agent(manifests, agent, str(file)), manifests, state_path=out / STATE
     )
+
+
+def default_run_folder(
+    file: Path,
+    overlays: tuple[Path, ...],
+    infra: Path | None,
+    config: Path | None,
+    agent: str | None,
+) -> Path:
+    """``runs/<agent>/<timestamp>``: where a session goes when ``--out`` is not given."""
+    manifests = load_manifest_set([file], overlays=list(overlays), infra=infra, config=config)
+    name = pick_agent(manifests, agent, str(file)).agent.metadata.name
+    return Path("runs") / name / time.strftime("%Y%m%d-%H%M%S")
+
+
+def print_warnings(runtime: Runtime) -> Callable[[], None]:
+    """Show every ``warning`` event on stderr as it happens; returns the function to stop.
+
+    A warning (an input larger than the window, pinned content sent over the budget, an
+    unknown window) would otherwise reach only events.jsonl.
+    """
+
+    seen: set[str] = set()
+
+    def show(event: Event) -> None:
+        message = str(event.data.get("message", ""))
+        # A warning repeated on every turn (an unknown window) is worth reading once.
+        if event.name == "warning" and message not in seen:
+            seen.add(message)
+            click.echo(f"warning: {message}", err=True)
+
+    return runtime.add_listener(show)
 
 
 def turn_line(session: AgentSession, result: TurnResult, seconds: float) -> str:
@@ -128,7 +167,11 @@ def turn_line(session: AgentSession, result: TurnResult, seconds: float) -> str:
     type=click.Path(file_okay=False, path_type=Path),
     help="Run folder (default runs/<agent>/<timestamp>); an existing one resumes.",
 )
-@click.option("--quiet", is_flag=True, help="Print only the final ContextUsageView.")
+@click.option(
+    "--quiet",
+    is_flag=True,
+    help="Print only the final ContextUsageView, as JSON on stdout (all else on stderr).",
+)
 @click.option(
     "--allow-degraded",
     is_flag=True,
@@ -154,17 +197,14 @@ def run_command(
     """
     turns = read_turns(input_path)
     runtime = state_of(ctx).runtime
-    if out is None:
-        manifests = load_manifest_set([file], overlays=list(overlays), infra=infra, config=config)
-        name = pick_agent(manifests, agent, str(file)).agent.metadata.name
-        out = Path("runs") / name / time.strftime("%Y%m%d-%H%M%S")
-    out.mkdir(parents=True, exist_ok=True)
-    session = _open(runtime, file, overlays, infra, config, agent, out / STATE)
+    out = out or default_run_folder(file, overlays, infra, config, agent)
+    session = open_in_folder(runtime, file, overlays, infra, config, agent, out)
     close = record_events(runtime, out, lambda: session.session_id)
+    stop_warnings = print_warnings(runtime)
     error = None
     try:
-        if session.turns and not quiet:
-            click.echo(f"resuming {out} after turn {session.turns}")
+        if session.turns:
+            click.echo(f"resuming {out} after turn {session.turns}", err=quiet)
         for text in turns[session.turns :]:
             started = time.monotonic()
             result = session.send(text)
@@ -174,10 +214,12 @@ def run_command(
         error = f"{type(exc).__name__}: {exc}"
         raise
     finally:
+        stop_warnings()
         write_transcript(out, session, error=error)
         close()
     click.echo(json.dumps(session.inspect_context().to_dict(), indent=2))
-    click.echo(f"run folder: {out}")
+    # With --quiet stdout is the JSON document alone, for `| jq`; the rest goes to stderr.
+    click.echo(f"run folder: {out}", err=quiet)
     report_degradation(session, allow_degraded)
 
 
@@ -198,39 +240,3 @@ def report_degradation(session: AgentSession, allow: bool) -> None:
     )
     if not allow:
         sys.exit(EXIT_DEGRADED)
-
-
-@click.command("chat")
-@manifest_options(many=False)
-@click.option(
-    "--state",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Session file to resume and save.",
-)
-@click.pass_context
-def chat_command(
-    ctx: click.Context,
-    file: Path,
-    overlays: tuple[Path, ...],
-    infra: Path | None,
-    config: Path | None,
-    agent: str | None,
-    state: Path | None,
-) -> None:
-    """Talk to FILE's agent. Commands: /inspect prints the context usage, /exit quits."""
-    session = _open(state_of(ctx).runtime, file, overlays, infra, config, agent, state)
-    click.echo(
-        f"{session.agent_name} on {session.engine.model} "
-        f"(session {session.session_id}); /exit to quit"
-    )
-    while True:
-        try:
-            text = click.prompt("you", prompt_suffix="> ")
-        except (EOFError, click.Abort):
-            break
-        if text.strip() == "/exit":
-            break
-        if text.strip() == "/inspect":
-            click.echo(json.dumps(session.inspect_context().to_dict(), indent=2))
-            continue
-        click.echo(f"{session.agent_name}> {session.send(text).answer}")

@@ -38,6 +38,7 @@ class Progress:
         self.total = total
         self.done = done
         self.failed = failed
+        self.degraded = 0
         self.resumed = done
         self.stream = stream
         self.clock = clock
@@ -57,14 +58,16 @@ class Progress:
         filled = self.WIDTH * self.done // self.total if self.total else self.WIDTH
         bar = "#" * filled + "." * (self.WIDTH - filled)
         failed = f"  {self.failed} failed" if self.failed else ""
+        failed += f"  {self.degraded} degraded" if self.degraded else ""
         resumed = f"  ({self.resumed} resumed)" if self.resumed else ""
         return (f"[{bar}] {self.done}/{self.total} sessions  ETA {format_eta(self.eta())}"
                 f"{failed}{resumed}")
 
-    def advance(self, *, failed: bool = False) -> None:
-        """One more session finished."""
+    def advance(self, *, failed: bool = False, degraded: bool = False) -> None:
+        """One more session finished (``degraded``: finished, but degraded)."""
         self.done += 1
         self.failed += int(failed)
+        self.degraded += int(degraded)
         self.draw()
 
     def draw(self) -> None:
@@ -89,5 +92,6 @@ class Progress:
             self.stream.write("\n")
         elapsed = format_eta(self.clock() - self.started)
         self.stream.write(f"sessions: {self.done - self.resumed} run in {elapsed}, "
-                          f"{self.resumed} already done, {self.failed} failed\n")
+                          f"{self.resumed} already done, {self.failed} failed"
+                          + (f", {self.degraded} degraded" if self.degraded else "") + "\n")
         self.stream.flush()

@@ -112,7 +112,7 @@ def run_grid(
         record = _record(job, error, time.monotonic() - started)
         with lock:
             records[index] = record
-            progress.advance(failed=record.status == "failed")
+            progress.advance(failed=record.status == FAILED, degraded=record.status == DEGRADED)
 
     progress.draw()
     with ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="lab-session") as pool:

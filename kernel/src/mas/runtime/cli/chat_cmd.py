@@ -1,0 +1,200 @@
+"""``mas-ctl chat``: talk to an agent in the terminal, into a run folder like ``run``'s.
+
+Terminal habits of ``llm chat`` and aider: line editing and history (readline, when the
+input is a terminal), ``/`` commands that never reach the model, Ctrl-C that cancels
+what is in progress and returns to the prompt, Ctrl-D or ``/exit`` to save and quit.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from mas.runtime.cli._app import manifest_options, state_of
+from mas.runtime.cli._otel import otel_option, trace_session
+from mas.runtime.cli.run_cmd import (
+    default_run_folder,
+    open_in_folder,
+    print_warnings,
+    report_degradation,
+)
+from mas.runtime.errors import MasError
+from mas.runtime.session import AgentSession, record_events, write_transcript
+
+EXIT_INTERRUPTED = 130
+"""Exit code when Ctrl-C stops the chat before its first prompt (the shell's SIGINT code)."""
+
+HISTORY_FILE = "chat_history.txt"
+"""Input lines of the run folder's chats, for Up/Down across resumed chats."""
+
+COMMANDS = {
+    "/help": "list these commands",
+    "/inspect": "the context budget of the last request (/inspect --json: the full view)",
+    "/exit": "save and quit (also /quit, or Ctrl-D)",
+}
+
+
+@click.command("chat")
+@manifest_options(many=False)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run folder (default runs/<agent>/<timestamp>); an existing one resumes.",
+)
+@otel_option
+@click.pass_context
+def chat_command(
+    ctx: click.Context,
+    file: Path,
+    overlays: tuple[Path, ...],
+    infra: Path | None,
+    config: Path | None,
+    agent: str | None,
+    out: Path | None,
+    otel: bool,
+) -> None:
+    """Talk to FILE's agent; every turn is saved in a run folder. /help lists commands.
+
+    A line starting with ``//`` is sent with one ``/`` removed. Ctrl-C cancels the
+    answer being computed (the turn is not kept) or clears the line being typed.
+    """
+    runtime = state_of(ctx).runtime
+    out = out or default_run_folder(file, overlays, infra, config, agent)
+    session = open_in_folder(runtime, file, overlays, infra, config, agent, out)
+    try:
+        session.engine.prepare()
+    except KeyboardInterrupt:
+        click.echo("interrupted while loading the model libraries; nothing was said", err=True)
+        ctx.exit(EXIT_INTERRUPTED)
+    close = record_events(runtime, out, lambda: session.session_id)
+    stop_warnings = print_warnings(runtime)
+    stop_tracing = trace_session(runtime, otel, session)
+    save_history = _line_editing(out / HISTORY_FILE)
+    resumed = f", resuming after turn {session.turns}" if session.turns else ""
+    click.echo(
+        f"{session.agent_name} on {session.engine.model} (session {session.session_id}"
+        f"{resumed}); run folder {out}; /help for commands"
+    )
+    try:
+        _loop(session)
+    finally:
+        save_history()
+        stop_warnings()
+        stop_tracing()
+        write_transcript(out, session)
+        close()
+    click.echo(f"run folder: {out}")
+    report_degradation(session, allow=False)
+
+
+def _loop(session: AgentSession) -> None:
+    while True:
+        try:
+            if not _step(session):
+                return
+        except KeyboardInterrupt:
+            # At the prompt, or between a reply and the next prompt: nothing to cancel.
+            click.echo("\n(/exit or Ctrl-D quits)")
+
+
+def _step(session: AgentSession) -> bool:
+    """Read one line and act on it; False when the chat should end."""
+    try:
+        line = input("you> ")
+    except EOFError:
+        click.echo()
+        return False
+    text = line.strip()
+    if text.startswith("/") and not text.startswith("//"):
+        return not _command(session, text)
+    if not text:
+        return True
+    message = line[1:] if text.startswith("//") else line
+    try:
+        answer = session.send(message).answer
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted: that turn was not kept", err=True)
+        return True
+    except MasError as exc:
+        # The turn is not committed; the user may retry or change course.
+        click.echo(f"error: {exc} (that turn was not kept)", err=True)
+        return True
+    click.echo(f"{session.agent_name}> {answer}")
+    return True
+
+
+def _command(session: AgentSession, text: str) -> bool:
+    """Run a ``/`` command; True when the chat should end."""
+    name, _, rest = text.partition(" ")
+    if name in ("/exit", "/quit"):
+        return True
+    if name == "/help":
+        for command, what in COMMANDS.items():
+            click.echo(f"  {command:<10} {what}")
+        click.echo("  //text     send text that starts with '/'")
+    elif name == "/inspect" and rest.strip() in ("", "--json"):
+        view = session.inspect_context().to_dict()
+        if rest.strip() == "--json":
+            click.echo(json.dumps(view, indent=2))
+        else:
+            for row in usage_lines(view):
+                click.echo(row)
+    else:
+        click.echo(f"unknown command {text!r}; /help lists the commands", err=True)
+    return False
+
+
+def usage_lines(view: dict[str, Any]) -> list[str]:
+    """A ContextUsageView in a dozen readable lines: the numbers a chat user asks about."""
+    window = view.get("window")
+    estimate = view.get("estimated_prompt_tokens")
+    fill = view.get("fill_ratio")
+    lines = [
+        f"model        {view['model']} ({view['model_source']})",
+        f"window       {window} tokens ({view.get('window_source')}); hard budget "
+        f"{view.get('hard_budget')}, completion reserve {view.get('reserve')}",
+    ]
+    if estimate is None:
+        lines.append("last request none yet")
+    else:
+        provider = view.get("provider_prompt_tokens")
+        told = f", provider counted {provider}" if provider is not None else ""
+        share = f" ({fill:.0%} of the window)" if fill is not None else ""
+        lines.append(f"last request ~{estimate} tokens estimated{share}{told}")
+        parts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in view["breakdown"].items())
+        lines.append(f"  of which    {parts}")
+    lines += [
+        f"history      {view['history_messages']} messages, ~{view['history_tokens']} tokens, "
+        f"after {view['turns']} turn(s)",
+        f"compactions  {view['compactions']}",
+        f"model calls  {view['llm_calls']}: {view['prompt_tokens_total']} prompt, "
+        f"{view['completion_tokens_total']} completion, {view['cached_tokens_total']} "
+        "cached tokens",
+        f"cost         ${view['cost']:.4f} ({view['cost_status']})",
+        f"status       {view.get('status', 'ok')}",
+    ]
+    degradation = view.get("degradation") or {}
+    if degradation:
+        counts = ", ".join(f"{kind} {n}" for kind, n in sorted(degradation.items()))
+        lines.append(f"degraded by  {counts}")
+    return lines
+
+
+def _line_editing(history: Path) -> Callable[[], None]:
+    """Give ``input()`` line editing and history when on a terminal; returns the saver."""
+    if not sys.stdin.isatty():
+        # Piped input: readline would only add escape sequences to the output.
+        return lambda: None
+    try:
+        import readline
+    except ImportError:  # Python built without readline (Windows): plain input()
+        return lambda: None
+    readline.set_history_length(1000)
+    if history.is_file():
+        readline.read_history_file(history)
+    return lambda: readline.write_history_file(history)
