@@ -7,6 +7,7 @@ to turn into SIGINT), and what comes back is read as a user would see it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
@@ -76,10 +77,8 @@ class Terminal:
                 return os.waitstatus_to_exitcode(status)
             ready, _, _ = select.select([self.fd], [], [], 0.1)
             if ready:
-                try:
+                with contextlib.suppress(OSError):  # the child closed the pty
                     self.seen += os.read(self.fd, 4096).decode(errors="replace")
-                except OSError:
-                    pass
         os.kill(self.pid, signal.SIGKILL)
         raise AssertionError(f"chat did not exit: {ANSI.sub('', self.seen)[-2000:]}")
 
