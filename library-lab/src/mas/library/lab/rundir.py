@@ -82,6 +82,7 @@ def fingerprint(experiment: LabExperiment) -> str:
     """A hash of every input that decides the sessions of a run."""
     digest = hashlib.sha256()
     files = {experiment.path, experiment.dataset.path}
+    files.update(experiment.path.parent / app.manifest for app in experiment.body.applications)
     for flavour in experiment.flavours:
         files.update(loaded.path for loaded in flavour.manifests.agents)
         for declared in experiment.body.flavours:
@@ -89,6 +90,13 @@ def fingerprint(experiment: LabExperiment) -> str:
     for path in sorted(files):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
+    for flavour in experiment.flavours:
+        # Infra, MAS and config.yaml as each flavour resolved them: a changed endpoint,
+        # price or local default model is a different run (docs/lab.md, "Resuming").
+        manifests = flavour.manifests
+        for document in (manifests.infra, manifests.config, *manifests.mases):
+            if document is not None:
+                digest.update(document.model_dump_json().encode())
     options = {**experiment.options, "flavours": [f.name for f in experiment.flavours],
                "items": [item.id for item in experiment.items]}
     digest.update(json.dumps(options, sort_keys=True).encode())
