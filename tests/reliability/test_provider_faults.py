@@ -103,3 +103,22 @@ def test_endpoint_names_host_and_port_and_never_a_key() -> None:
     assert endpoint("http://user:sk-secret@10.0.0.5:8080/v1", "openai/x") == "10.0.0.5:8080"
     assert endpoint("https://api.example.com/v1", "openai/x") == "api.example.com:443"
     assert endpoint(None, "anthropic/claude") == "anthropic default endpoint"
+
+
+def test_model_rows_set_their_own_timeout_and_retries(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from mas.runtime.session import open_session
+    from mas.runtime.spec.loader import load_manifest_set
+
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(
+        "apiVersion: mas/v1\nkind: Agent\nmetadata: {name: rows}\nspec:\n  models:\n"
+        "    - {id: main, model: offline/default, timeout: 300}\n"
+        "    - {id: summarizer, model: openai/local, timeout: 1.5, num_retries: 0}\n"
+        "  context_manager: {type: summarising, params: {summarizer: {type: llm, params: "
+        "{model: summarizer}}}}\n")
+    manifests = load_manifest_set([agent])
+    session = open_session(Runtime.create(), manifests.agents[0], manifests)
+    assert session.engine.model_settings == {
+        "offline/default": {"timeout": 300.0},
+        "openai/local": {"timeout": 1.5, "num_retries": 0},
+    }

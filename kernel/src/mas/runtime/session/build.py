@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from mas.runtime.engine import Engine, ResponseCache
 from mas.runtime.runtime import Runtime
@@ -14,6 +15,7 @@ from mas.runtime.session.tools import Tool
 from mas.runtime.spec.compile import CompiledAgent, compile_agent
 from mas.runtime.spec.loader import LoadedAgent, ManifestSet
 from mas.runtime.spec.manifests import Infra
+from mas.runtime.spec.model_ref import map_model
 from mas.runtime.spec.resolved import resolve_budget
 
 
@@ -34,7 +36,23 @@ def engine_for(
         cache=cache,
         max_llm_calls=agent.loaded.agent.spec.budget.max_llm_calls,
         max_tokens=agent.scope.row_setting(agent.turn_model.slot, "max_tokens"),
+        model_settings=row_call_settings(agent, manifests),
     )
+
+
+def row_call_settings(agent: CompiledAgent, manifests: ManifestSet) -> dict[str, dict[str, Any]]:
+    """Per deployed model string, the ``timeout`` / ``num_retries`` its ``spec.models`` row
+    sets (a row that inherits its model applies to the turn model it resolved to)."""
+    infra = manifests.infra.spec if manifests.infra else None
+    settings: dict[str, dict[str, Any]] = {}
+    for row in agent.loaded.agent.spec.models:
+        own = {k: v for k, v in (("timeout", row.timeout), ("num_retries", row.num_retries))
+               if v is not None}
+        model = row.model if row.model not in (None, "any") else (
+            agent.turn_model.model if row.id == agent.turn_model.slot else None)
+        if own and model:
+            settings[map_model(model, infra.models if infra else None)] = own
+    return settings
 
 
 def infra_engine(
@@ -46,6 +64,7 @@ def infra_engine(
     cache: ResponseCache | None = None,
     max_llm_calls: int | None = None,
     max_tokens: int | None = None,
+    model_settings: dict[str, dict[str, Any]] | None = None,
 ) -> Engine:
     """An engine that reaches models the way ``infra_manifest`` says: endpoint, key from
     ``api_key_env``, timeout, retries, pricing, model mappings and the response cache.
@@ -70,6 +89,7 @@ def infra_engine(
         num_retries=generation.num_retries if generation else 2,
         max_llm_calls=max_llm_calls,
         max_tokens=max_tokens,
+        model_settings=model_settings,
         cache=cache,
         infra_pricing=generation.pricing.model_dump()
         if generation and generation.pricing

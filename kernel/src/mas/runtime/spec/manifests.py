@@ -58,6 +58,18 @@ class ModelSpec(Strict):
         description="Completion reserve; also sent as the output limit. Must be below the "
         "window.",
     )
+    timeout: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds one call to this model may take in all; omitted = Infra "
+        "generation.timeout.",
+    )
+    num_retries: int | None = Field(
+        default=None,
+        ge=0,
+        description="Extra attempts on transient errors for this model; omitted = Infra "
+        "generation.num_retries.",
+    )
 
 
 def _unique_ids(rows: list[ModelSpec]) -> list[ModelSpec]:
@@ -233,8 +245,13 @@ class Generation(Strict):
     api_key_env: str | None = Field(
         default=None, description="Name of the environment variable holding the API key."
     )
-    timeout: float = Field(default=60.0, gt=0, description="Seconds per request.")
-    num_retries: int = Field(default=2, ge=0, description="LiteLLM retries on 429/5xx/timeout.")
+    timeout: float = Field(
+        default=60.0, gt=0, description="Seconds one attempt may take in all (not per read)."
+    )
+    num_retries: int = Field(
+        default=2, ge=0, description="Extra attempts on 408/409/429/5xx/529 and dropped "
+        "connections; a timed-out attempt is not retried."
+    )
 
 
 class Cache(Strict):
