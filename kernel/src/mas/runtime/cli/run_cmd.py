@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from mas.runtime.cli._app import EXISTING_FILE, manifest_options, state_of
+from mas.runtime.cli._otel import otel_option, trace_session
 from mas.runtime.degradation import EXIT_DEGRADED
 from mas.runtime.errors import ManifestError, Problem
 from mas.runtime.events import Event
@@ -177,6 +178,7 @@ def turn_line(session: AgentSession, result: TurnResult, seconds: float) -> str:
     is_flag=True,
     help=f"Exit 0 even when the session degraded (otherwise exit {EXIT_DEGRADED}).",
 )
+@otel_option
 @click.pass_context
 def run_command(
     ctx: click.Context,
@@ -189,6 +191,7 @@ def run_command(
     out: Path | None,
     quiet: bool,
     allow_degraded: bool,
+    otel: bool,
 ) -> None:
     """Run FILE's agent over the user turns of --input; write a run folder.
 
@@ -201,6 +204,7 @@ def run_command(
     session = open_in_folder(runtime, file, overlays, infra, config, agent, out)
     close = record_events(runtime, out, lambda: session.session_id)
     stop_warnings = print_warnings(runtime)
+    stop_tracing = trace_session(runtime, otel, session)
     error = None
     try:
         if session.turns:
@@ -215,6 +219,7 @@ def run_command(
         raise
     finally:
         stop_warnings()
+        stop_tracing()
         write_transcript(out, session, error=error)
         close()
     click.echo(json.dumps(session.inspect_context().to_dict(), indent=2))

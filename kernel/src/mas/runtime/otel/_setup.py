@@ -1,0 +1,162 @@
+"""Installing the exporter: a tracer provider, its exporters, the observer on a runtime.
+
+No global state: the provider belongs to the returned :class:`Tracing`, not to
+OpenTelemetry's global tracer provider, so two runtimes in one process trace apart.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+import importlib_metadata
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    ConsoleSpanExporter,
+    SimpleSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
+
+from mas.runtime.otel._spans import GenAiSpans, TurnMessages
+from mas.runtime.otel.config import TraceSettings
+from mas.runtime.runtime import Runtime
+
+SERVICE_NAME = "mas-lab"
+"""``service.name`` unless ``OTEL_SERVICE_NAME`` / ``OTEL_RESOURCE_ATTRIBUTES`` say otherwise."""
+
+
+class CountingExporter(SpanExporter):
+    """Wraps an exporter and counts the spans it exported and the ones it failed to.
+
+    :param inner: the exporter doing the work.
+    :param name: how the summary names the destination (an endpoint, ``console``).
+    """
+
+    def __init__(self, inner: SpanExporter, name: str) -> None:
+        self.inner = inner
+        self.name = name
+        self.exported = 0
+        self.failed = 0
+        self._lock = threading.Lock()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Export through the inner exporter; an exception counts as a failed batch."""
+        try:
+            result = self.inner.export(spans)
+        except Exception:  # an exporter bug must not end the run: it is counted instead
+            result = SpanExportResult.FAILURE
+        with self._lock:
+            if result is SpanExportResult.SUCCESS:
+                self.exported += len(spans)
+            else:
+                self.failed += len(spans)
+        return result
+
+    def shutdown(self) -> None:
+        """Shut the inner exporter down."""
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Flush the inner exporter."""
+        return self.inner.force_flush(timeout_millis)
+
+
+class Tracing:
+    """Tracing installed on a runtime; :meth:`close` flushes and reports.
+
+    :param observer: the event listener building spans.
+    :param provider: the tracer provider owning the exporters.
+    :param exporters: the counting wrappers, one per destination.
+    :param remove: takes the observer off the runtime.
+    """
+
+    def __init__(
+        self,
+        observer: GenAiSpans,
+        provider: TracerProvider,
+        exporters: list[CountingExporter],
+        remove: Callable[[], None],
+    ) -> None:
+        self.observer = observer
+        self.provider = provider
+        self.exporters = exporters
+        self._remove: Callable[[], None] | None = remove
+
+    def close(self) -> list[str]:
+        """Stop listening, end open spans, flush and shut down; one summary line per exporter.
+
+        A line says how many spans went out and, when any did not, how many failed, so a
+        collector that was down is reported instead of silently losing the trace.
+        """
+        if self._remove is None:
+            return []
+        self._remove()
+        self._remove = None
+        unfinished = self.observer.close()
+        self.provider.force_flush()
+        self.provider.shutdown()
+        lines = []
+        for exporter in self.exporters:
+            line = f"otel: {exporter.exported} span(s) exported to {exporter.name}"
+            if exporter.failed:
+                line += f"; {exporter.failed} failed to export (degraded trace)"
+            lines.append(line)
+        if unfinished:
+            lines.append(f"otel: {unfinished} span(s) ended unfinished (a turn did not commit)")
+        return lines
+
+
+def _resource() -> Resource:
+    # Resource.create reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES; attributes
+    # passed to it would override those, so the default name only fills a gap.
+    resource = Resource.create()
+    if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
+        resource = resource.merge(Resource({"service.name": SERVICE_NAME}))
+    return resource
+
+
+def start_tracing(
+    runtime: Runtime,
+    settings: TraceSettings,
+    *,
+    agent_name: str | None = None,
+    turn_messages: TurnMessages | None = None,
+    exporter: SpanExporter | None = None,
+) -> Tracing:
+    """Listen to ``runtime``'s events and export them as spans.
+
+    :param settings: from :func:`~mas.runtime.otel.settings_from`.
+    :param agent_name: names the ``invoke_agent`` spans.
+    :param turn_messages: where turn text comes from when ``settings.capture_content``.
+    :param exporter: export here instead of ``settings.exporters`` (tests: an in-memory
+        exporter), synchronously.
+    """
+    provider = TracerProvider(resource=_resource())
+    wrapped: list[CountingExporter] = []
+    if exporter is not None:
+        wrapped.append(CountingExporter(exporter, type(exporter).__name__))
+        provider.add_span_processor(SimpleSpanProcessor(wrapped[-1]))
+    else:
+        for name in settings.exporters:
+            if name == "console":
+                wrapped.append(CountingExporter(ConsoleSpanExporter(), "console"))
+                provider.add_span_processor(SimpleSpanProcessor(wrapped[-1]))
+            else:
+                from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
+                    OTLPSpanExporter,
+                )
+
+                otlp = OTLPSpanExporter(endpoint=settings.endpoint)
+                wrapped.append(CountingExporter(otlp, settings.endpoint))
+                provider.add_span_processor(BatchSpanProcessor(wrapped[-1]))
+    tracer = provider.get_tracer("mas.runtime.otel", importlib_metadata.version("mas-runtime"))
+    observer = GenAiSpans(
+        tracer,
+        agent_name=agent_name,
+        turn_messages=turn_messages,
+        capture_content=settings.capture_content,
+    )
+    return Tracing(observer, provider, wrapped, runtime.add_listener(observer))

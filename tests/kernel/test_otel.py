@@ -1,0 +1,348 @@
+"""OpenTelemetry export: GenAI spans of a real session, in memory and over OTLP/HTTP.
+
+The sessions run on the offline model through LiteLLM's real call path, with a window
+small enough that the summarizer compacts once. The OTLP test runs ``mas-ctl run --otel``
+against a receiver on 127.0.0.1 that decodes the protobuf export request itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from mas.runtime import Runtime
+from mas.runtime.otel import TraceSettingError, TraceSettings, settings_from, start_tracing
+from mas.runtime.otel._spans import provider_name
+from mas.runtime.session import AgentSession, open_session
+from mas.runtime.spec.loader import load_manifest_set
+
+AGENT = """
+apiVersion: mas/v1
+kind: Agent
+metadata: {name: tracer}
+spec:
+  models: [{id: main, model: offline/default, context_window: 2500, max_tokens: 200}]
+  context_manager: {type: summarising, params: {keep_turns: 2}}
+"""
+FACT = "My booking reference is BK-4471."
+FILLER = "words about the weather and other small talk " * 25
+TURNS = [FACT, *(f"Turn {i}. {FILLER}" for i in range(8)), "What is my booking reference?"]
+MAS_CTL = str(Path(sys.executable).with_name("mas-ctl"))
+
+
+def _session(tmp_path: Path, runtime: Runtime) -> AgentSession:
+    path = tmp_path / "agent.yaml"
+    path.write_text(textwrap.dedent(AGENT))
+    manifests = load_manifest_set([path])
+    return open_session(runtime, manifests.agents[0], manifests)
+
+
+def _traced(tmp_path: Path, turns: list[str], *, capture: bool = False) -> tuple[AgentSession, list[ReadableSpan]]:
+    runtime = Runtime.create()
+    session = _session(tmp_path, runtime)
+    memory = InMemorySpanExporter()
+    tracing = start_tracing(
+        runtime, TraceSettings(True, "test", capture_content=capture), agent_name="tracer",
+        turn_messages=lambda _sid, count: session.transcript[-count:], exporter=memory,
+    )
+    for text in turns:
+        session.send(text)
+    assert tracing.close() == [f"otel: {len(memory.get_finished_spans())} span(s) exported to InMemorySpanExporter"]
+    return session, list(memory.get_finished_spans())
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory: pytest.TempPathFactory) -> tuple[AgentSession, list[ReadableSpan]]:
+    """One traced session of ten turns with one compaction, and its spans."""
+    return _traced(tmp_path_factory.mktemp("otel"), TURNS)
+
+
+def _tree(spans: list[ReadableSpan]) -> dict[int | None, list[ReadableSpan]]:
+    children: dict[int | None, list[ReadableSpan]] = {}
+    for span in spans:
+        children.setdefault(span.parent.span_id if span.parent else None, []).append(span)
+    return children
+
+
+def test_one_invoke_agent_span_per_turn_with_its_calls(traced: tuple[AgentSession, list[ReadableSpan]]) -> None:
+    session, spans = traced
+    children = _tree(spans)
+    turns = children[None]
+    assert [s.name for s in turns] == ["invoke_agent tracer"] * len(TURNS) == ["invoke_agent tracer"] * session.turns
+    for number, turn in enumerate(turns, 1):
+        attrs = turn.attributes or {}
+        assert attrs["gen_ai.operation.name"] == "invoke_agent" and attrs["gen_ai.agent.name"] == "tracer"
+        assert attrs["gen_ai.conversation.id"] == session.session_id
+        assert attrs["mas.turn.turn"] == number and attrs["mas.turn.llm_calls"] >= 1
+        assert turn.start_time is not None and turn.end_time is not None
+        for child in children.get(turn.context.span_id, []):
+            assert child.start_time is not None and child.end_time is not None
+            assert turn.start_time <= child.start_time <= child.end_time <= turn.end_time
+    calls = [s for s in spans if s.name.startswith("chat ")]
+    assert len(calls) == session.engine.ledger.llm_calls == 11
+
+
+def test_model_call_spans_follow_the_genai_conventions(traced: tuple[AgentSession, list[ReadableSpan]]) -> None:
+    session, spans = traced
+    turn_calls = [s for s in spans if s.name == "chat offline/default" and (s.attributes or {})["mas.llm.purpose"] == "turn"]
+    assert len(turn_calls) == len(TURNS)
+    last = turn_calls[-1].attributes or {}
+    assert last["gen_ai.operation.name"] == "chat" and last["gen_ai.provider.name"] == "offline"
+    assert last["gen_ai.request.model"] == last["gen_ai.response.model"] == "offline/default"
+    assert last["gen_ai.usage.input_tokens"] == session.engine.ledger.last_usage.prompt_tokens  # type: ignore[union-attr]
+    assert last["gen_ai.usage.output_tokens"] > 0
+    assert last["gen_ai.usage.cache_read.input_tokens"] > 0  # the offline model's prefix cache
+    assert last["mas.llm.cost"] == 0.0 and last["mas.llm.cost_status"] == "ok"
+    total = sum((s.attributes or {})["gen_ai.usage.input_tokens"] for s in spans if s.name.startswith("chat "))
+    assert total == session.engine.ledger.prompt_tokens
+    # Cache lookups are events of the call they preceded.
+    for call in turn_calls:
+        (lookup,) = [e for e in call.events if e.name == "mas.cache.lookup"]
+        assert (lookup.attributes or {})["mas.cache.layer"] == "provider_cache"
+
+
+def test_compaction_is_a_span_around_its_summarizer_call_with_the_accounting(traced: tuple[AgentSession, list[ReadableSpan]]) -> None:
+    session, spans = traced
+    (compaction,) = [s for s in spans if s.name == "mas.compaction"]
+    attrs = compaction.attributes or {}
+    assert session.compactions == 1
+    assert attrs["mas.compaction.messages_before"] > attrs["mas.compaction.messages_after"]
+    assert attrs["mas.compaction.llm_called"] is True and attrs["mas.compaction.model"] == "offline/default"
+    for state in ("sent", "summarized", "dropped", "cut"):
+        assert isinstance(attrs[f"mas.accounting.{state}.messages"], int)
+        assert isinstance(attrs[f"mas.accounting.{state}.tokens"], int)
+    (summary,) = _tree(spans)[compaction.context.span_id]
+    assert summary.name == "chat offline/default" and (summary.attributes or {})["mas.llm.purpose"] == "summary"
+    parent_turn = [s for s in spans if compaction.parent and s.context.span_id == compaction.parent.span_id]
+    assert parent_turn and parent_turn[0].name == "invoke_agent tracer"
+
+
+def test_no_prompt_text_leaves_without_opt_in(traced: tuple[AgentSession, list[ReadableSpan]]) -> None:
+    _, spans = traced
+    dumped = "\n".join(span.to_json() for span in spans)
+    assert "BK-4471" not in dumped and "weather" not in dumped
+    assert "gen_ai.input.messages" not in dumped
+
+
+def test_message_text_goes_on_the_turn_span_only_when_opted_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAS_TEST_API_KEY", "sk-test-0123456789abcdef")
+    turns = ["My key is sk-test-0123456789abcdef and my code is BK-4471.", "What is my code?"]
+    _, spans = _traced(tmp_path, turns, capture=True)
+    first, second = [s for s in spans if s.name == "invoke_agent tracer"]
+    inputs = json.loads(str((first.attributes or {})["gen_ai.input.messages"]))
+    assert inputs[0]["role"] == "user" and "BK-4471" in inputs[0]["parts"][0]["content"]
+    assert "sk-test-0123456789abcdef" not in inputs[0]["parts"][0]["content"]  # keys stay masked
+    outputs = json.loads(str((second.attributes or {})["gen_ai.output.messages"]))
+    assert outputs[-1]["role"] == "assistant" and "BK-4471" in outputs[-1]["parts"][0]["content"]
+
+
+def test_an_unfinished_turn_is_ended_as_an_error_on_close(tmp_path: Path) -> None:
+    runtime = Runtime.create()
+    memory = InMemorySpanExporter()
+    tracing = start_tracing(runtime, TraceSettings(True, "test"), exporter=memory)
+    from mas.runtime.events import Event
+
+    runtime.emit(Event("context.assembled", {"estimated_tokens": 10}, "s1"))
+    lines = tracing.close()
+    (turn,) = memory.get_finished_spans()
+    assert turn.status.status_code.name == "ERROR" and (turn.attributes or {})["error.type"] == "turn_not_committed"
+    assert lines[-1] == "otel: 1 span(s) ended unfinished (a turn did not commit)"
+    assert tracing.close() == []  # closing twice is harmless
+
+
+@pytest.mark.parametrize(
+    ("model", "provider"),
+    [("anthropic/claude-sonnet-4-5", "anthropic"), ("gpt-4o", "openai"), ("claude-haiku-4-5", "anthropic"),
+     ("vertex_ai/gemini-2.5-flash", "gcp.vertex_ai"), ("gemini/gemini-2.5-flash", "gcp.gemini"),
+     ("offline/default", "offline"), ("no-such-model", "unknown")],
+)
+def test_provider_names_use_the_well_known_values(model: str, provider: str) -> None:
+    assert provider_name(model) == provider
+
+
+# -- settings from the flag and the OTEL_* variables ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flag", "env", "enabled", "because", "endpoint"),
+    [
+        (False, {}, False, "default", "http://localhost:4318/v1/traces"),
+        (True, {}, True, "--otel", "http://localhost:4318/v1/traces"),
+        (False, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://col:4318/"}, True, "OTEL_EXPORTER_OTLP_ENDPOINT", "http://col:4318/v1/traces"),
+        (False, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://col:9/t", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, True, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://col:9/t"),
+        (False, {"OTEL_TRACES_EXPORTER": "console"}, True, "OTEL_TRACES_EXPORTER", "http://localhost:4318/v1/traces"),
+        (True, {"OTEL_TRACES_EXPORTER": "none"}, False, "OTEL_TRACES_EXPORTER", "http://localhost:4318/v1/traces"),
+        (True, {"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, False, "OTEL_SDK_DISABLED", "http://localhost:4318/v1/traces"),
+    ],
+)
+def test_settings_follow_the_flag_and_the_standard_variables(flag: bool, env: dict[str, str], enabled: bool, because: str, endpoint: str) -> None:
+    settings = settings_from(flag, env)
+    assert (settings.enabled, settings.because, settings.endpoint) == (enabled, because, endpoint)
+    assert settings.capture_content is False
+    opted_in = settings_from(flag, {**env, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "True"})
+    assert opted_in.capture_content is enabled
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"OTEL_TRACES_EXPORTER": "zipkin"}, "OTEL_TRACES_EXPORTER: unsupported exporter 'zipkin'"),
+        ({"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' is not supported"),
+    ],
+)
+def test_unsupported_variables_are_named(env: dict[str, str], message: str) -> None:
+    with pytest.raises(TraceSettingError, match=message):
+        settings_from(False, env)
+
+
+def test_importing_the_cli_and_sessions_does_not_import_opentelemetry() -> None:
+    code = "import sys, mas.runtime.cli, mas.runtime.session, mas.runtime.otel; print(any(m.startswith('opentelemetry') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# -- OTLP/HTTP to a receiver on 127.0.0.1 --------------------------------------------------
+
+
+@pytest.fixture
+def receiver() -> Iterator[tuple[str, list[ExportTraceServiceRequest], list[str]]]:
+    """An OTLP/HTTP traces endpoint: its URL, the decoded requests and their content types."""
+    requests: list[ExportTraceServiceRequest] = []
+    types: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            return
+
+        def do_POST(self) -> None:  # noqa: N802
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            types.append(self.headers.get("Content-Type", ""))
+            request = ExportTraceServiceRequest()
+            request.ParseFromString(body)
+            requests.append(request)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1/traces", requests, types
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def _run(tmp_path: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(textwrap.dedent(AGENT))
+    turns = tmp_path / "turns.jsonl"
+    turns.write_text("\n".join(json.dumps(t) for t in TURNS) + "\n")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    return subprocess.run(
+        [MAS_CTL, "run", str(agent), "--input", str(turns), "--out", str(tmp_path / "run"), *extra],
+        capture_output=True, text=True, timeout=300, env={**clean, **env}, cwd=tmp_path,
+    )
+
+
+def test_mas_ctl_run_exports_the_span_tree_over_otlp_http(tmp_path: Path, receiver: tuple[str, list[ExportTraceServiceRequest], list[str]]) -> None:
+    url, requests, types = receiver
+    done = _run(tmp_path, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": url, "OTEL_SERVICE_NAME": "otel-test"})
+    assert done.returncode == 0, done.stderr
+    assert requests and set(types) == {"application/x-protobuf"}
+    spans, services = [], set()
+    for request in requests:
+        for resource_spans in request.resource_spans:
+            for attr in resource_spans.resource.attributes:
+                if attr.key == "service.name":
+                    services.add(attr.value.string_value)
+            for scope in resource_spans.scope_spans:
+                assert scope.scope.name == "mas.runtime.otel"
+                spans.extend(scope.spans)
+    assert services == {"otel-test"}
+    assert f"otel: {len(spans)} span(s) exported to {url}" in done.stderr
+    by_id = {span.span_id: span for span in spans}
+    roots = [s for s in spans if not s.parent_span_id]
+    assert [s.name for s in roots] == ["invoke_agent tracer"] * len(TURNS)
+    assert len({s.trace_id for s in roots}) == len(TURNS)  # one trace per turn
+
+    def attrs(span: Any) -> dict[str, Any]:
+        return {a.key: getattr(a.value, a.value.WhichOneof("value")) for a in span.attributes}
+
+    compaction = next(s for s in spans if s.name == "mas.compaction")
+    assert by_id[compaction.parent_span_id].name == "invoke_agent tracer"
+    summary = next(s for s in spans if s.parent_span_id == compaction.span_id)
+    assert attrs(summary)["mas.llm.purpose"] == "summary"
+    assert "mas.accounting.sent.messages" in attrs(compaction)
+    calls = [s for s in spans if s.name.startswith("chat ")]
+    assert len(calls) == 11
+    for call in calls:
+        assert call.kind == call.SPAN_KIND_CLIENT
+        assert attrs(call)["gen_ai.operation.name"] == "chat"
+        assert attrs(call)["gen_ai.usage.input_tokens"] > 0
+        assert by_id[call.parent_span_id].trace_id == call.trace_id
+    assert b"BK-4471" not in b"".join(r.SerializeToString() for r in requests)
+
+
+def test_a_collector_that_is_down_is_reported(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1/traces"
+    env = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": url, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "1"}
+    done = _run(tmp_path, env, "--otel")
+    assert done.returncode == 0, done.stderr  # tracing never fails the run itself
+    assert f"otel: 0 span(s) exported to {url}; 22 failed to export (degraded trace)" in done.stderr
+
+
+def test_bad_variables_are_one_line_errors(tmp_path: Path) -> None:
+    done = _run(tmp_path, {"OTEL_TRACES_EXPORTER": "zipkin"})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].startswith("error: OTEL_TRACES_EXPORTER: unsupported exporter 'zipkin'")
+    assert "Traceback" not in done.stderr
+
+
+def test_without_the_extra_the_flag_is_an_error_and_the_variables_a_warning(tmp_path: Path) -> None:
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(textwrap.dedent(AGENT))
+    turns = tmp_path / "turns.jsonl"
+    turns.write_text(json.dumps("hello") + "\n")
+    # A fresh interpreter in which the OpenTelemetry SDK cannot be imported.
+    code = textwrap.dedent(
+        """
+        import sys
+        sys.modules["opentelemetry.sdk"] = None
+        from mas.runtime.cli import main
+        main(sys.argv[1:])
+        """
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    base = [sys.executable, "-c", code, "run", str(agent), "--input", str(turns)]
+    flagged = subprocess.run([*base, "--out", str(tmp_path / "a"), "--otel"], capture_output=True,
+                             text=True, timeout=300, env=clean, cwd=tmp_path)
+    assert flagged.returncode == 2 and "Traceback" not in flagged.stderr
+    assert "error: tracing needs the OpenTelemetry SDK" in flagged.stderr
+    assert "pip install 'mas-runtime[otel]'" in flagged.stderr
+    by_env = subprocess.run([*base, "--out", str(tmp_path / "b")], capture_output=True, text=True,
+                            timeout=300, env={**clean, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"},
+                            cwd=tmp_path)
+    assert by_env.returncode == 0, by_env.stderr
+    assert "warning: OTEL_EXPORTER_OTLP_ENDPOINT is set, but no traces are exported" in by_env.stderr
