@@ -1,0 +1,84 @@
+"""What ``run`` and ``chat`` show on the terminal (issue 14, items 6, 7, 8).
+
+``run --quiet`` keeps stdout one JSON document; warnings that used to reach only
+events.jsonl (an input far over the window) are printed on stderr; the first model call's
+``latency_s`` no longer includes importing litellm, which is ``setup_s``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+MAS_CTL = str(Path(sys.executable).with_name("mas-ctl"))
+
+AGENT = """\
+apiVersion: mas/v1
+kind: Agent
+metadata: {name: runner}
+spec:
+  models: [{id: main, model: offline/default, context_window: 1000, max_tokens: 100}]
+  context_manager: {type: summarising, params: {keep_turns: 2}}
+"""
+HUGE = "long " * 2000  # about 2,500 estimated tokens: 250 % of the window
+
+
+def _mas_ctl(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "MAS_CONFIG"}
+    return subprocess.run(
+        [MAS_CTL, *args], cwd=cwd, env=env, input=stdin, capture_output=True, text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Path:
+    """The agent file, in tmp_path."""
+    path = tmp_path / "agent.yaml"
+    path.write_text(AGENT)
+    return path
+
+
+def _turns(tmp_path: Path, *texts: str) -> Path:
+    path = tmp_path / "turns.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in texts))
+    return path
+
+
+def test_run_quiet_prints_one_json_document_and_times_setup_apart(
+    tmp_path: Path, agent: Path
+) -> None:
+    turns = _turns(tmp_path, "My id is X-1.", "What is my id?")
+    done = _mas_ctl(tmp_path, "run", str(agent), "--input", str(turns), "--out", "out", "--quiet")
+    assert done.returncode == 0, done.stderr
+    view = json.loads(done.stdout)
+    assert view["turns"] == 2
+    assert "run folder: out" in done.stderr
+
+    events = [json.loads(line) for line in (tmp_path / "out/events.jsonl").read_text().splitlines()]
+    first, second = [e for e in events if e["event"] == "llm.call"]
+    # A fresh process imports litellm on its first call: that is set-up, timed apart.
+    assert first["setup_s"] > first["latency_s"]
+    assert second["setup_s"] < 0.05
+
+    again = _mas_ctl(tmp_path, "run", str(agent), "--input", str(turns), "--out", "out", "--quiet")
+    assert json.loads(again.stdout)["turns"] == 2, "a resumed run is pure JSON too"
+    assert "resuming out after turn 2" in again.stderr
+
+
+def test_an_input_over_the_window_is_warned_about_in_run(tmp_path: Path, agent: Path) -> None:
+    turns = _turns(tmp_path, "My id is X-1.", HUGE, "What is my id?")
+    done = _mas_ctl(tmp_path, "run", str(agent), "--input", str(turns), "--out", "out")
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1, done.stderr
+    assert "exceeds the hard budget" in warnings[0] and "sent as is" in warnings[0]
+
+
+def test_an_input_over_the_window_is_warned_about_in_chat(tmp_path: Path, agent: Path) -> None:
+    done = _mas_ctl(tmp_path, "chat", str(agent), "--out", "out", stdin=f"Hello.\n{HUGE}\n/exit\n")
+    assert "warning: " in done.stderr and "exceeds the hard budget" in done.stderr
