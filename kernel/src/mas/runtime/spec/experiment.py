@@ -5,7 +5,7 @@ The kernel validates these; library-lab executes experiments.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -76,6 +76,21 @@ class Flavour(Strict):
     )
 
 
+class Runner(Strict):
+    """``experiment.runner``: where the sessions run. The kernel never imports Ray."""
+
+    backend: Literal["local", "ray"] = Field(
+        default="local", description="local: threads in this process; ray: tasks on a Ray cluster."
+    )
+    address: str | None = Field(
+        default=None, min_length=1,
+        description="Ray cluster to join (auto, host:port, ray://host:port); unset: start one.",
+    )
+    num_cpus_per_session: float = Field(
+        default=1.0, gt=0, description="CPUs Ray reserves for each session task."
+    )
+
+
 class ExperimentBody(Strict):
     """The mapping under the top-level ``experiment:`` key."""
 
@@ -93,6 +108,7 @@ class ExperimentBody(Strict):
     )
     evaluation: Evaluation = Field(default_factory=Evaluation)
     application: Pipeline = Field(default_factory=Pipeline)
+    runner: Runner = Field(default_factory=Runner, description="Where the sessions run.")
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="Free-form annotations (model_name: legacy)."
     )

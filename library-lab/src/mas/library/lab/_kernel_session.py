@@ -43,7 +43,8 @@ def run_kernel_session(job: SessionJob) -> None:
     tools = [script.tool(name) for name in job.item.tool_names()]
     flavour = job.flavour
     session = open_session(job.runtime, flavour.agent, flavour.manifests,
-                           session_id=job.session_id, state_path=job.folder / STATE, tools=tools)
+                           session_id=job.session_id, state_path=job.folder / STATE, tools=tools,
+                           cache=job.cache)
     close = record_events(job.runtime, job.folder, lambda: session.session_id)
     extra = {"flavour": flavour.name, "item_id": job.item.id, "run_index": job.run_index,
              "seed": job.seed}

@@ -2,6 +2,7 @@
 
     mas-ctl lab run EXPERIMENT.yaml [--flavour F]... [--limit N] [--model M]
                     [--max-concurrency N] [--overwrite] [--new] [--runs-dir DIR]
+                    [--backend local|ray] [--address ADDR]
     mas-ctl lab report RUN_DIR
     mas-ctl lab ls [--runs-dir DIR]
 """
@@ -69,6 +70,12 @@ _ALLOW_DEGRADED = click.option(
 @click.option("--max-concurrency", type=int, default=2, show_default=True,
               help="Sessions in flight.")
 @_ALLOW_DEGRADED
+@click.option("--backend", type=click.Choice(["local", "ray"]), default=None,
+              help="Where sessions run: threads here, or Ray tasks  [default: "
+                   "experiment.runner.backend, else local]")
+@click.option("--address", metavar="ADDR",
+              help="Ray cluster to join (auto, host:port, ray://host:port); unset: "
+                   "experiment.runner.address, else a Ray instance started here.")
 @click.option("--overwrite", is_flag=True, help="Redo sessions and steps whose outputs exist.")
 @click.option("--new", is_flag=True, help="Start a new run folder instead of resuming.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
@@ -77,15 +84,16 @@ _ALLOW_DEGRADED = click.option(
               help="Local config.yaml (defaults.model).")
 @click.pass_context
 def run_command(ctx: click.Context, experiment: Path, flavours: tuple[str, ...], limit: int | None,
-                model: str | None, max_concurrency: int, allow_degraded: bool, overwrite: bool,
-                new: bool, runs_dir: Path, config: Path | None) -> None:
+                model: str | None, max_concurrency: int, allow_degraded: bool,
+                backend: str | None, address: str | None, overwrite: bool, new: bool,
+                runs_dir: Path, config: Path | None) -> None:
     """Run EXPERIMENT (or resume its latest run with the same inputs); print the table."""
     logging.getLogger("mas.library.lab").setLevel(logging.INFO)
     with handle_errors(_verbose(ctx)):
         outcome = run_experiment(
             state_of(ctx).runtime, experiment, flavours=flavours, limit=limit, model=model,
             max_concurrency=max_concurrency, overwrite=overwrite, new=new, runs_root=runs_dir,
-            config=config, stream=sys.stderr,
+            config=config, stream=sys.stderr, backend=backend, address=address,
         )
     _finish(outcome, allow_degraded)
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import ValidationError
+
 from mas.library.lab.experiment import LabExperiment, load_lab_experiment
 from mas.library.lab.pipeline import (
     BLOCKED,
@@ -35,9 +37,10 @@ from mas.library.lab.rundir import (
 )
 from mas.library.lab.sessions import SessionFunction
 from mas.library.lab.steps import StepContext
-from mas.runtime.errors import ManifestError, MasError
+from mas.runtime.errors import ManifestError, MasError, Problem
 from mas.runtime.runtime import Runtime
-from mas.runtime.spec.experiment import StepSpec
+from mas.runtime.spec.experiment import Runner, StepSpec
+from mas.runtime.spec.problems import problems_from_validation
 
 log = logging.getLogger(__name__)
 
@@ -74,11 +77,15 @@ def run_experiment(
     session_function: SessionFunction | None = None,
     stream: IO[str] | None = None,
     check_keys: bool = True,
+    backend: str | None = None,
+    address: str | None = None,
 ) -> LabOutcome:
     """Validate everything, then run (or resume) the experiment's pipeline.
 
     :param session_function: how a session is run (default: the kernel's agent session).
     :param stream: progress and step lines (``None``: silent).
+    :param backend: where sessions run (``local`` or ``ray``); default ``experiment.runner``.
+    :param address: the Ray cluster to join; default ``experiment.runner.address``.
     :raises ManifestError: anything wrong in the experiment, before any session starts.
     """
     if max_concurrency < 1:
@@ -88,13 +95,14 @@ def run_experiment(
     experiment = load_lab_experiment(runtime, path, flavours=flavours, limit=limit, model=model,
                                      config=config, check_keys=check_keys)
     _log_models(experiment)
+    runner = runner_settings(experiment, path, backend=backend, address=address)
     run, resumed = open_run(runs_root, experiment, new=new)
     with run.locked():
         _store_pipeline(run, experiment.pipeline)
         _say(stream, f"{'resuming' if resumed else 'new'} run folder {run.path}")
         records = _run(runtime, run, experiment.pipeline, experiment=experiment,
                        overwrite=overwrite, session_function=session_function,
-                       max_concurrency=max_concurrency, stream=stream)
+                       max_concurrency=max_concurrency, stream=stream, runner=runner)
     return LabOutcome(run, resumed, records)
 
 
@@ -125,13 +133,14 @@ def report_run(runtime: Runtime, run_dir: Path, *, stream: IO[str] | None = None
 def _run(runtime: Runtime, run: RunFolder, pipeline: Pipeline, *,
          experiment: LabExperiment | None = None, overwrite: bool,
          session_function: SessionFunction | None = None, max_concurrency: int = 2,
-         stream: IO[str] | None = None) -> dict[str, StepRecord]:
+         stream: IO[str] | None = None, runner: Runner | None = None) -> dict[str, StepRecord]:
     stored = run.steps()
 
     def context(step: PlannedStep, records: dict[str, StepRecord]) -> StepContext:
         return StepContext(runtime=runtime, run=run, spec=step.spec, records=records,
                            experiment=experiment, session_function=session_function,
-                           max_concurrency=max_concurrency, overwrite=overwrite, stream=stream)
+                           max_concurrency=max_concurrency, overwrite=overwrite, stream=stream,
+                           runner=runner)
 
     def persist(record: StepRecord) -> None:
         stored[record.name] = record.to_json()
@@ -141,6 +150,31 @@ def _run(runtime: Runtime, run: RunFolder, pipeline: Pipeline, *,
 
     return run_pipeline(pipeline, context, overwrite=overwrite, previous=dict(stored),
                         exists=lambda rel: (run.path / rel).exists(), on_record=persist)
+
+
+def runner_settings(experiment: LabExperiment, path: Path, *, backend: str | None = None,
+                    address: str | None = None) -> Runner:
+    """``experiment.runner`` with ``--backend`` / ``--address`` on top.
+
+    :raises ManifestError: an unknown backend, or an address given for the local one.
+    """
+    settings = experiment.body.runner.model_dump(exclude_unset=True)
+    if backend:
+        settings["backend"] = backend
+        if backend == "local":
+            settings.pop("address", None)  # --backend local runs here whatever the file says
+    if address:
+        settings["address"] = address
+    try:
+        runner = Runner.model_validate(settings)
+    except ValidationError as exc:
+        raise ManifestError(problems_from_validation(exc, str(path), "--backend")) from None
+    if runner.backend == "local" and runner.address:
+        where = "--address" if address else "experiment.runner.address"
+        raise ManifestError([Problem(str(path), where, "only the ray backend joins a cluster "
+                                     "(set backend: ray, or --backend ray)", runner.address,
+                                     True)])
+    return runner
 
 
 def _store_pipeline(run: RunFolder, pipeline: Pipeline) -> None:

@@ -7,22 +7,22 @@ carries the error) and the others go on.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from mas.library.lab.executors import SessionExecutor, SessionResult, open_executor
 from mas.library.lab.experiment import LabExperiment
 from mas.library.lab.progress import Progress
 from mas.library.lab.rundir import RunFolder, write_json, write_text
 from mas.library.lab.sessions import ITEM, TRANSCRIPT, SessionFunction, SessionJob, session_seed
 from mas.runtime.degradation import DEGRADED, FAILED, OK, describe_counts
-from mas.runtime.paths import remove_tree
+from mas.runtime.paths import contained, remove_tree
 from mas.runtime.runtime import Runtime
+from mas.runtime.spec.experiment import Runner
 
 log = logging.getLogger(__name__)
 
@@ -81,13 +81,19 @@ def run_grid(
     max_concurrency: int = 2,
     overwrite: bool = False,
     stream: IO[str] | None = None,
+    runner: Runner | None = None,
     root: Path | None = None,
 ) -> list[SessionRecord]:
     """Run every unfinished job; return one record per job, in job order.
 
+    The sessions run on the executor ``runner`` names (default: threads here); this
+    function is the driver either way: it keeps ``max_concurrency`` sessions in flight,
+    writes what they return, records them and draws the progress bar.
+
     :param overwrite: run finished jobs again (their folders are emptied first).
     :param stream: where the progress bar goes (``None``: no bar).
     :param root: the lab run folder; ``overwrite`` removes only folders inside it.
+    :param runner: ``experiment.runner`` with the command line's overrides.
     """
     if max_concurrency < 1:
         raise ValueError(f"max_concurrency: must be at least 1 (got {max_concurrency})")
@@ -104,28 +110,45 @@ def run_grid(
             todo.append((index, job))
     progress = Progress(len(jobs), done=len(records), stream=stream,
                         failed=sum(r.status == "failed" for r in records.values()))
-    lock = threading.Lock()
-
-    def play(index: int, job: SessionJob) -> None:
-        started = time.monotonic()
-        error = _play(job, session)
-        record = _record(job, error, time.monotonic() - started)
-        with lock:
-            records[index] = record
-            progress.advance(failed=record.status == FAILED, degraded=record.status == DEGRADED)
-
     progress.draw()
-    with ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="lab-session") as pool:
-        futures = [pool.submit(play, index, job) for index, job in todo]
-        try:
-            for future in futures:
-                future.result()
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+    if todo:
+        with open_executor(runner, functools.partial(_play, session=session),
+                           max_concurrency) as executor:
+            _drive(executor, todo, records, progress)
     progress.finish()
     return [records[i] for i in range(len(jobs))]
+
+
+def _drive(executor: SessionExecutor, todo: list[tuple[int, SessionJob]],
+           records: dict[int, SessionRecord], progress: Progress) -> None:
+    """Feed ``executor`` up to its capacity; land and record each session as it ends."""
+    waiting = list(reversed(todo))
+    running: dict[int, SessionJob] = {}
+    try:
+        while waiting or running:
+            while waiting and len(running) < executor.capacity:
+                index, job = waiting.pop()
+                executor.submit(index, job)
+                running[index] = job
+            index, result = executor.next_done()
+            job = running.pop(index)
+            record = _record(job, _land(job, result), result.seconds)
+            records[index] = record
+            progress.advance(failed=record.status == FAILED, degraded=record.status == DEGRADED)
+    except BaseException:
+        executor.cancel()
+        raise
+
+
+def _land(job: SessionJob, result: SessionResult) -> str | None:
+    """Write what a remote session returned into its folder; the session's error, if any."""
+    if result.files is not None:
+        for relative, text in sorted(result.files.items()):
+            write_text(contained(job.folder, job.folder / relative), text)
+    if result.error is not None and not (job.folder / TRANSCRIPT).is_file():
+        # A worker that died returned nothing: the driver records the failure itself.
+        _write_failure(job, result.error)
+    return result.error
 
 
 def _play(job: SessionJob, session: SessionFunction) -> str | None:
@@ -137,15 +160,22 @@ def _play(job: SessionJob, session: SessionFunction) -> str | None:
         log.warning("session %s failed: %s: %s", job.session_id, type(exc).__name__, exc)
         error = f"{type(exc).__name__}: {exc}"
         if not (job.folder / TRANSCRIPT).is_file():
-            write_json(job.folder / TRANSCRIPT, {
-                "session_id": job.session_id, "agent": job.agent.name,
-                "model": job.agent.turn_model.model, "messages": [], "final_answer": "",
-                "error": error,
-            })
+            _write_failure(job, error)
         return error
     if not (job.folder / TRANSCRIPT).is_file():
         return "the session function wrote no transcript.json"
     return None
+
+
+def _write_failure(job: SessionJob, error: str) -> None:
+    """The transcript of a session that ended in ``error`` before writing its own."""
+    job.folder.mkdir(parents=True, exist_ok=True)
+    write_json(job.folder / ITEM, job.item.record())
+    write_json(job.folder / TRANSCRIPT, {
+        "session_id": job.session_id, "agent": job.agent.name,
+        "model": job.agent.turn_model.model, "messages": [], "final_answer": "",
+        "error": error,
+    })
 
 
 def _status(job: SessionJob) -> str | None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mas.library.lab.dataset import Item, Turn
+from mas.runtime.engine.cache import ResponseCache
 from mas.runtime.runtime import Runtime
 
 TRANSCRIPT = "transcript.json"
@@ -36,6 +37,8 @@ class SessionJob:
 
     :ivar flavour: the compiled flavour (``flavour.agent`` is the agent to run).
     :ivar seed: deterministic per (experiment, flavour, item, run) — same grid, same seeds.
+    :ivar cache: the response cache to use instead of opening the Infra's own file (the
+        Ray executor passes the driver's; ``None``: as the Infra says).
     """
 
     experiment: str
@@ -46,6 +49,7 @@ class SessionJob:
     session_id: str
     folder: Path
     runtime: Runtime
+    cache: ResponseCache | None = None
 
     @property
     def agent(self) -> Any:

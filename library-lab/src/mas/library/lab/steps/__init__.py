@@ -40,6 +40,8 @@ class StepContext:
     :ivar max_concurrency: sessions (and judge requests) in flight.
     :ivar overwrite: redo work whose outputs exist.
     :ivar stream: where progress goes (``None``: silent).
+    :ivar runner: where sessions run (``experiment.runner`` with the command line's
+        overrides; ``None``: threads here).
     """
 
     runtime: Runtime
@@ -51,6 +53,7 @@ class StepContext:
     max_concurrency: int = 2
     overwrite: bool = False
     stream: IO[str] | None = None
+    runner: Any = None
 
     def path(self, relative: str) -> Path:
         """A path inside the run folder.

@@ -1,0 +1,244 @@
+"""The ray backend on a real local Ray instance (2 CPUs): the same run folder as the local
+runner apart from timing fields, a dead worker failing only its session, a killed driver
+resuming to the same results, and the start-up plugin check."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import ray
+from ray import cloudpickle
+
+from mas.library.lab import SessionJob, run_experiment
+from mas.library.lab.executors._ray_worker import plugin_inventory
+from mas.library.lab.executors.ray_backend import WORKER_LOST, check_cluster, import_ray
+from mas.library.lab.sessions import default_session_function
+from mas.runtime import Runtime
+from mas.runtime.engine._litellm import load_litellm
+from mas.runtime.errors import MasError
+
+TIMING_FIELDS = {"ts", "latency_s", "setup_s", "monotonic_time", "system_time", "duration", "seconds",
+                 "created"}
+"""The fields docs/lab.md lists as timing: the only ones allowed to differ between backends."""
+
+# The sessions are judged one vote at a time: the judge's simulated provider cache is shared
+# by every vote of the step, so concurrent votes would make cached-token counts depend on
+# thread timing on either backend. The sessions themselves run two at a time.
+POST = ("      - {type: run_sessions, config: {max_concurrency: 2}}\n"
+        "      - {type: eval_mce, config: {max_concurrency: 1}}\n")
+
+def experiment(make_experiment: Any, root: Path, name: str) -> Path:
+    """The tiny experiment under its own name: its own session ids, so no process (driver or
+    worker) has seen them before in this test run."""
+    path: Path = make_experiment(root, post=POST)
+    path.write_text(path.read_text().replace("name: tiny", f"name: {name}"))
+    return path
+
+
+def cold_provider() -> None:
+    """Forget this process's simulated provider cache, as a new ``mas-ctl`` process starts.
+
+    The judge's votes all probe one simulated conversation, so votes of an earlier run in
+    this process would count as cached prefix in the next one.
+    """
+    for entry in load_litellm().custom_provider_map:
+        cache = getattr(entry["custom_handler"], "prefix_cache", None)
+        if cache is not None:
+            cache.clear()
+
+
+# Session functions defined here travel to the workers by value (this module is not
+# importable there).
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """One local Ray head for the module, shut down after it; its address."""
+    # "local": a new instance even when `ray start` left one running on this machine.
+    context = ray.init(address="local", num_cpus=2, include_dashboard=False,
+                       logging_level="WARNING")
+    try:
+        yield str(context.address_info["address"])
+    finally:
+        ray.shutdown()
+
+
+def _normal(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: "<timing>" if k in TIMING_FIELDS else _normal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normal(v) for v in value]
+    return value
+
+
+def differences(left: Path, right: Path) -> list[str]:
+    """Files of two run folders that differ in more than timing fields (report.html aside,
+    it prints the creation time)."""
+    names = {p.relative_to(left).as_posix() for p in left.rglob("*") if p.is_file()}
+    other = {p.relative_to(right).as_posix() for p in right.rglob("*") if p.is_file()}
+    found = sorted(f"only in one: {name}" for name in names ^ other if name != ".lock")
+    for name in sorted(names & other):
+        a, b = (left / name).read_text(), (right / name).read_text()
+        if a == b or name == "report.html":
+            continue
+        if name.endswith(".jsonl"):
+            same = [_normal(json.loads(x)) for x in a.splitlines()] == \
+                   [_normal(json.loads(x)) for x in b.splitlines()]
+        elif name.endswith(".json"):
+            same = _normal(json.loads(a)) == _normal(json.loads(b))
+        else:
+            same = False
+        if not same:
+            found.append(name)
+    return found
+
+
+@pytest.fixture(scope="module")
+def both(cluster: str, tmp_path_factory: pytest.TempPathFactory, runtime: Runtime,
+         make_experiment: Any) -> tuple[Path, Path, Path]:
+    """The tiny experiment run locally and on Ray; the two run folders and the file."""
+    root = tmp_path_factory.mktemp("ray")
+    path = experiment(make_experiment, root / "exp", "ray-same")
+    cold_provider()
+    local = run_experiment(runtime, path, runs_root=root / "local")
+    cold_provider()
+    on_ray = run_experiment(runtime, path, runs_root=root / "ray", backend="ray")
+    assert local.ok and on_ray.ok
+    return local.run.path, on_ray.run.path, path
+
+
+def test_ray_gives_the_local_results(both: tuple[Path, Path, Path]) -> None:
+    local, on_ray, _ = both
+    for name in ("results.json", "results.txt"):
+        assert (local / name).read_bytes() == (on_ray / name).read_bytes(), name
+    metrics = sorted(p.relative_to(local) for p in local.glob("sessions/*/*/*/metrics.json"))
+    assert len(metrics) == 6
+    for name in metrics:
+        assert (local / name).read_bytes() == (on_ray / name).read_bytes(), name
+    assert differences(local, on_ray) == []
+
+
+def test_only_the_driver_wrote_the_run_folder(both: tuple[Path, Path, Path]) -> None:
+    _, on_ray, _ = both
+    # The workers played in scratch folders; what they returned landed under the run.
+    session = on_ray / "sessions" / "stack" / "a-01" / "run-0"
+    assert {p.name for p in session.iterdir()} >= {"item.json", "events.jsonl", "session.json",
+                                                   "transcript.json", "metrics.json"}
+    rows = json.loads((on_ray / "sessions.json").read_text())["sessions"]
+    assert [r["status"] for r in rows] == ["ok"] * 6
+
+
+def test_a_finished_ray_run_resumes_at_once(both: tuple[Path, Path, Path],
+                                            runtime: Runtime) -> None:
+    _, on_ray, path = both
+    again = run_experiment(runtime, path, runs_root=on_ray.parents[1], backend="ray")
+    assert again.resumed and again.run.path == on_ray
+    assert {r.status for r in again.records.values()} == {"skipped"}
+
+
+def dying(job: SessionJob) -> None:
+    """The kernel session, except that the worker playing item a-02 dies on the spot."""
+    if job.item.id == "a-02":
+        os._exit(3)
+    default_session_function()(job)
+
+
+def test_a_dead_worker_fails_its_session_not_the_campaign(
+        cluster: str, tmp_path: Path, runtime: Runtime, make_experiment: Any) -> None:
+    path = experiment(make_experiment, tmp_path / "exp", "ray-dying")
+    outcome = run_experiment(runtime, path, runs_root=tmp_path / "runs", flavours=["stack"],
+                             backend="ray", session_function=dying)
+    rows = {r["item"]: r for r in
+            json.loads((outcome.run.path / "sessions.json").read_text())["sessions"]}
+    assert rows["a-01"]["status"] == "ok"
+    assert rows["a-02"]["status"] == "failed"
+    assert rows["a-02"]["error"].startswith(WORKER_LOST)
+    transcript = json.loads((outcome.run.path / rows["a-02"]["folder"] / "transcript.json")
+                            .read_text())
+    assert transcript["error"].startswith(WORKER_LOST)
+    assert outcome.records["run_sessions"].status == "ok"
+
+
+DRIVER = """\
+import sys, time
+from pathlib import Path
+from mas.library.lab import run_experiment
+from mas.library.lab.sessions import default_session_function
+from mas.runtime import Runtime
+
+def slow(job):
+    time.sleep(2)  # long enough for the test to kill this driver between the sessions
+    default_session_function()(job)
+
+run_experiment(Runtime.create(), Path(sys.argv[1]), runs_root=Path(sys.argv[2]), backend="ray",
+               address=sys.argv[3], session_function=slow, flavours=["stack"])
+"""
+
+
+def test_a_killed_driver_resumes_to_the_same_results(
+        cluster: str, tmp_path: Path, runtime: Runtime, make_experiment: Any) -> None:
+    path = experiment(make_experiment, tmp_path / "exp", "ray-resume")
+    cold_provider()
+    local = run_experiment(runtime, path, runs_root=tmp_path / "local",
+                           flavours=["stack"]).run.path
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER)
+    runs = tmp_path / "runs"
+    driver = subprocess.Popen([sys.executable, str(script), str(path), str(runs), cluster],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 90
+        while not list(runs.glob("*/*/sessions/*/*/*/transcript.json")):
+            assert driver.poll() is None, "the driver ended before it could be killed"
+            assert time.monotonic() < deadline, "no session finished in 90 s"
+            time.sleep(0.1)
+    finally:
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait()
+    run = next(runs.glob("*/*/run.json")).parent
+    landed = len(list(run.glob("sessions/*/*/*/transcript.json")))
+    assert landed == 1 and not (run / "sessions.json").exists()
+    cold_provider()
+    resumed = run_experiment(runtime, path, runs_root=runs, backend="ray", flavours=["stack"])
+    assert resumed.resumed and resumed.run.path == run and resumed.ok
+    rows = json.loads((run / "sessions.json").read_text())["sessions"]
+    assert [r["status"] for r in rows] == ["ok"] * 2
+    assert differences(local, run) == []
+
+
+def test_a_plugin_missing_on_the_cluster_is_named_before_any_session(cluster: str) -> None:
+    here = plugin_inventory()
+    assert {"standard", "eval", "lab"} <= set(here)
+    check_cluster(ray, here)  # the local head has everything the driver has
+    # A driver with one plugin more, and one at another version, than the cluster's nodes:
+    name, dist = next((n, d) for n, d in sorted(here.items()) if d != "built in")
+    wanted = {**here, "driver_only": "mas-driver-only 0.1", name: dist + ".post1"}
+    with pytest.raises(MasError) as caught:
+        check_cluster(ray, wanted)
+    message = str(caught.value)
+    assert "plugin 'driver_only' (mas-driver-only 0.1) is not installed" in message
+    assert f"plugin {name!r} is {dist}, the driver has {dist}.post1" in message
+    assert "Install the same distributions and plugins on every node" in message
+
+
+def test_without_ray_the_error_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(MasError, match=r"pip install 'mas-library-lab\[ray\]'"):
+        import_ray()
+
+
+def test_importing_the_lab_does_not_import_ray() -> None:
+    code = ("import sys, mas.library.lab, mas.library.lab.runner, mas.library.lab.executors, "
+            "mas.library.lab.cli; print('ray' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
