@@ -100,3 +100,33 @@ def test_on_the_digit_tokenizer_no_summary_is_lost_to_a_window_overflow(
     # Each refused request was re-sized and then served.
     assert provider.rejected, "the summary requests did overflow the 2k window"
     assert counts.get("window_overflows_recovered", 0) == len(provider.rejected)
+
+
+def test_a_model_looping_on_an_unknown_tool_is_degraded_with_a_clear_line(
+    write: Callable[[str, str], Path], mas_ctl: Callable[..., Any], tmp_path: Path,
+) -> None:
+    """Issue 13 item 15: the loop burns every tool round; it is counted and named."""
+    with serve() as provider:
+        provider.tool_calls = ["lookup_order"]
+        agent = write("agent.yaml", """
+            apiVersion: mas/v1
+            kind: Agent
+            metadata: {name: looper}
+            spec:
+              models: [{id: main, model: openai/local, context_window: 8192}]
+        """)
+        infra = write("infra.yaml", f"""
+            apiVersion: mas/v1
+            kind: Infra
+            metadata: {{name: local}}
+            spec: {{generation: {{api_base: "{provider.base_url}", num_retries: 0}}}}
+        """)
+        turns = tmp_path / "turns.jsonl"
+        turns.write_text('"Where is order 4471?"\n"And order 4472?"\n')
+        result = mas_ctl("run", agent, "--infra", infra, "--input", turns,
+                         "--out", tmp_path / "run", "--quiet")
+    assert result.code == EXIT_DEGRADED, result.err
+    line = next(x for x in result.err.splitlines() if x.startswith("tool_loops:"))
+    assert line.startswith("tool_loops: 2 (last: turn 2: all 8 tool rounds used")
+    assert "unknown tool(s) 'lookup_order'" in line
+    assert len(provider.requests) == 16  # 8 rounds per turn, then the turn ends

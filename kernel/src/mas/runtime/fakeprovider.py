@@ -112,6 +112,7 @@ class FakeProvider:
     :ivar status: the status ``status`` mode sends (500, 502, 503, 529, 429, ...).
     :ivar delay: seconds ``slow`` waits before answering; per byte for ``trickle``.
     :ivar answer: the reply text for a request body.
+    :ivar tool_calls: names of tools every reply calls (a model stuck in a tool loop).
     :ivar requests: every request body, in arrival order.
     :ivar headers: the headers of each request (lower-case names).
     :ivar rejected: prompt-token counts of requests refused for not fitting the window.
@@ -124,6 +125,7 @@ class FakeProvider:
     status: int = 500
     delay: float = 0.0
     answer: Callable[[dict[str, Any]], str] = default_answer
+    tool_calls: list[str] = field(default_factory=list)
     base_url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
@@ -224,6 +226,12 @@ def _handler(state: FakeProvider) -> type[BaseHTTPRequestHandler]:
                 return
             text = action.text if action.text is not None else state.answer(body)
             payload = completion_body(text, str(body.get("model", "")), prompt, count_tokens(text))
+            if state.tool_calls:
+                payload["choices"][0]["finish_reason"] = "tool_calls"
+                payload["choices"][0]["message"]["tool_calls"] = [
+                    {"id": f"call_{len(state.requests)}_{i}", "type": "function",
+                     "function": {"name": name, "arguments": "{}"}}
+                    for i, name in enumerate(state.tool_calls)]
             if action.mode == "empty_choices":
                 payload["choices"] = []
             with state._lock:
