@@ -82,3 +82,22 @@ def test_an_input_over_the_window_is_warned_about_in_run(tmp_path: Path, agent: 
 def test_an_input_over_the_window_is_warned_about_in_chat(tmp_path: Path, agent: Path) -> None:
     done = _mas_ctl(tmp_path, "chat", str(agent), "--out", "out", stdin=f"Hello.\n{HUGE}\n/exit\n")
     assert "warning: " in done.stderr and "exceeds the hard budget" in done.stderr
+
+
+def test_validate_and_compile_json_report_problems_as_json(mas_ctl, write) -> None:  # type: ignore[no-untyped-def]
+    good = write("good.yaml", AGENT)
+    assert json.loads(mas_ctl("validate", "--json", good).out) == {
+        "ok": True,
+        "documents": 1,
+        "agents": 1,
+    }
+    bad = write("bad.yaml", AGENT.replace("keep_turns: 2", "keep_turns: -1"))
+    for command in ("validate", "compile"):
+        done = mas_ctl(command, "--json", bad)
+        assert done.code == 2 and done.err == ""
+        document = json.loads(done.out)
+        assert document["ok"] is False
+        [problem] = document["problems"]
+        assert problem["location"] == "spec.context_manager.params.keep_turns"
+        assert problem["value"] == -1
+        assert problem["line"].startswith(f"{bad}: spec.context_manager.params.keep_turns: ")

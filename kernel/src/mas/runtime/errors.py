@@ -24,6 +24,18 @@ class Problem:
     value: object = None
     has_value: bool = False
 
+    def as_dict(self) -> dict[str, object]:
+        """The problem as JSON data (``--json`` output); ``value`` only when one was found."""
+        data: dict[str, object] = {
+            "source": self.source,
+            "location": self.location,
+            "message": self.message,
+        }
+        if self.has_value:
+            data["value"] = self.value
+        data["line"] = self.format()
+        return data
+
     def format(self) -> str:
         """Render as ``file: path: message (got value)``, the one-line form the CLI prints."""
         where = f"{self.source}: {self.location}: " if self.location else f"{self.source}: "

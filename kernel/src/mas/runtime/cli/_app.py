@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import traceback
 from collections.abc import Callable, Iterator
@@ -66,6 +67,30 @@ def _fail(verbose: bool, lines: list[str], code: int) -> None:
     for line in lines:
         click.echo(mask(line), err=True)
     sys.exit(code)
+
+
+@contextmanager
+def problems_as_json(enabled: bool) -> Iterator[None]:
+    """With ``enabled``, a :class:`ManifestError` is printed as JSON on stdout, then exit 2.
+
+    The document is ``{"ok": false, "problems": [...]}``, one entry per problem with its
+    source, location, message, value (when one was found) and the one-line text; a
+    ``--json`` command stays machine-readable when its input is bad.
+    """
+    try:
+        yield
+    except ManifestError as exc:
+        if not enabled:
+            raise
+        problems = [problem.as_dict() for problem in exc.problems]
+        click.echo(json.dumps({"ok": False, "problems": problems}, indent=2, default=repr))
+        sys.exit(EXIT_USER_ERROR)
+
+
+JSON_OPTION = click.option(
+    "--json", "as_json", is_flag=True, help="Machine-readable output: one JSON document on stdout."
+)
+"""The ``--json`` flag of every command that reports."""
 
 
 def state_of(ctx: click.Context) -> CliState:

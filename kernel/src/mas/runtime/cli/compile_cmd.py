@@ -9,7 +9,7 @@ from typing import Any
 import click
 import yaml
 
-from mas.runtime.cli._app import manifest_options, state_of
+from mas.runtime.cli._app import JSON_OPTION, manifest_options, problems_as_json, state_of
 from mas.runtime.errors import ManifestError
 from mas.runtime.runtime import Runtime
 from mas.runtime.spec.compile import AUTO, CompiledAgent, binding_checker, compile_all
@@ -48,8 +48,9 @@ def compile_command(
 ) -> None:
     """Print FILES compiled: bindings normalized, models resolved with their sources."""
     runtime = state_of(ctx).runtime
-    manifests = _load(runtime, files, overlays, infra, config)
-    compiled = compile_all(runtime, manifests)
+    with problems_as_json(as_json):
+        manifests = _load(runtime, files, overlays, infra, config)
+        compiled = compile_all(runtime, manifests)
     if as_json:
         click.echo(json.dumps({"agents": [resolution(a, manifests) for a in compiled]}, indent=2))
         return
@@ -61,6 +62,7 @@ def compile_command(
 
 @click.command("validate")
 @manifest_options(many=True)
+@JSON_OPTION
 @click.pass_context
 def validate_command(
     ctx: click.Context,
@@ -68,16 +70,20 @@ def validate_command(
     overlays: tuple[Path, ...],
     infra: Path | None,
     config: Path | None,
+    as_json: bool,
 ) -> None:
     """Check FILES: exit 0 and say so, or print one line per problem and exit 2.
 
     Beyond loading and compiling, every agent's budget is resolved (the bounds of
     docs/models.md) and plugins add their own pre-run checks (``mas_check_manifests``:
-    for an experiment, what ``lab run`` checks before its first session).
+    for an experiment, what ``lab run`` checks before its first session). With --json
+    the answer is ``{"ok": true, "documents": N, "agents": M}`` or ``{"ok": false,
+    "problems": [...]}``.
     """
     runtime = state_of(ctx).runtime
-    manifests = _load(runtime, files, overlays, infra, config)
-    compiled = _checked(runtime, manifests, config)
+    with problems_as_json(as_json):
+        manifests = _load(runtime, files, overlays, infra, config)
+        compiled = _checked(runtime, manifests, config)
     kinds = (
         len(compiled)
         + len(manifests.mases)
@@ -85,6 +91,9 @@ def validate_command(
         + len(manifests.overlays)
     )
     kinds += manifests.experiment is not None
+    if as_json:
+        click.echo(json.dumps({"ok": True, "documents": kinds, "agents": len(compiled)}))
+        return
     click.echo(f"ok: {kinds} document(s) valid ({len(compiled)} agent(s))")
 
 

@@ -2,24 +2,28 @@
 
     mas-ctl lab run EXPERIMENT.yaml [--flavour F]... [--limit N] [--model M]
                     [--max-concurrency N] [--overwrite] [--new] [--runs-dir DIR]
-                    [--backend local|ray] [--address ADDR]
     mas-ctl lab report RUN_DIR
     mas-ctl lab ls [--runs-dir DIR]
+
+Each takes ``--json``: one JSON document on stdout instead of the table or listing;
+progress, failures and degradation stay on stderr and the exit codes do not change.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from mas.library.lab.lab import LabOutcome, report_run, run_experiment
-from mas.library.lab.rundir import list_runs, read_json
+from mas.library.lab.rundir import RunFolder, list_runs, read_json
 from mas.library.lab.steps import REPORT_FILE, RESULTS_FILE, SESSIONS_FILE, TABLE_FILE
 from mas.library.lab.steps.degraded import degraded_lines
-from mas.runtime.cli._app import handle_errors, state_of
+from mas.runtime.cli._app import JSON_OPTION, handle_errors, problems_as_json, state_of
 from mas.runtime.degradation import EXIT_DEGRADED
 
 EXIT_STEP_FAILED = 1
@@ -34,13 +38,16 @@ def _verbose(ctx: click.Context) -> bool:
     return bool(ctx.find_root().params.get("verbose"))
 
 
-def _finish(outcome: LabOutcome, allow_degraded: bool = False) -> None:
+def _finish(outcome: LabOutcome, allow_degraded: bool = False, as_json: bool = False) -> None:
     table = outcome.run.path / TABLE_FILE
-    if table.is_file():
-        click.echo(table.read_text(encoding="utf-8").rstrip())
     report = outcome.run.path / REPORT_FILE
-    if report.is_file():
-        click.echo(f"report: {report}")
+    if as_json:
+        click.echo(json.dumps(outcome_document(outcome), indent=2))
+    else:
+        if table.is_file():
+            click.echo(table.read_text(encoding="utf-8").rstrip())
+        if report.is_file():
+            click.echo(f"report: {report}")
     if not outcome.ok:
         failed = [f"{r.name} ({r.status})" for r in outcome.records.values()
                   if r.status in ("failed", "blocked")]
@@ -54,6 +61,19 @@ def _finish(outcome: LabOutcome, allow_degraded: bool = False) -> None:
         click.echo("the table above holds degraded sessions; claims over them are unreliable "
                    f"(exit {EXIT_DEGRADED}; --allow-degraded accepts)", err=True)
         sys.exit(EXIT_DEGRADED)
+
+
+def outcome_document(outcome: LabOutcome) -> dict[str, Any]:
+    """``lab run --json`` / ``lab report --json``: the run, each step's status, results."""
+    report = outcome.run.path / REPORT_FILE
+    return {
+        "run": str(outcome.run.path),
+        "resumed": outcome.resumed,
+        "ok": outcome.ok,
+        "steps": {name: record.status for name, record in outcome.records.items()},
+        "results": read_json(outcome.run.path / RESULTS_FILE, None),
+        "report": str(report) if report.is_file() else None,
+    }
 
 
 _ALLOW_DEGRADED = click.option(
@@ -70,12 +90,7 @@ _ALLOW_DEGRADED = click.option(
 @click.option("--max-concurrency", type=int, default=2, show_default=True,
               help="Sessions in flight.")
 @_ALLOW_DEGRADED
-@click.option("--backend", type=click.Choice(["local", "ray"]), default=None,
-              help="Where sessions run: threads here, or Ray tasks  [default: "
-                   "experiment.runner.backend, else local]")
-@click.option("--address", metavar="ADDR",
-              help="Ray cluster to join (auto, host:port, ray://host:port); unset: "
-                   "experiment.runner.address, else a Ray instance started here.")
+@JSON_OPTION
 @click.option("--overwrite", is_flag=True, help="Redo sessions and steps whose outputs exist.")
 @click.option("--new", is_flag=True, help="Start a new run folder instead of resuming.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
@@ -84,48 +99,62 @@ _ALLOW_DEGRADED = click.option(
               help="Local config.yaml (defaults.model).")
 @click.pass_context
 def run_command(ctx: click.Context, experiment: Path, flavours: tuple[str, ...], limit: int | None,
-                model: str | None, max_concurrency: int, allow_degraded: bool,
-                backend: str | None, address: str | None, overwrite: bool, new: bool,
-                runs_dir: Path, config: Path | None) -> None:
+                model: str | None, max_concurrency: int, allow_degraded: bool, overwrite: bool,
+                new: bool, runs_dir: Path, config: Path | None, as_json: bool) -> None:
     """Run EXPERIMENT (or resume its latest run with the same inputs); print the table."""
     logging.getLogger("mas.library.lab").setLevel(logging.INFO)
-    with handle_errors(_verbose(ctx)):
+    with handle_errors(_verbose(ctx)), problems_as_json(as_json):
         outcome = run_experiment(
             state_of(ctx).runtime, experiment, flavours=flavours, limit=limit, model=model,
             max_concurrency=max_concurrency, overwrite=overwrite, new=new, runs_root=runs_dir,
-            config=config, stream=sys.stderr, backend=backend, address=address,
+            config=config, stream=sys.stderr,
         )
-    _finish(outcome, allow_degraded)
+    _finish(outcome, allow_degraded, as_json)
 
 
 @lab_group.command("report")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @_ALLOW_DEGRADED
+@JSON_OPTION
 @click.pass_context
-def report_command(ctx: click.Context, run_dir: Path, allow_degraded: bool) -> None:
+def report_command(ctx: click.Context, run_dir: Path, allow_degraded: bool, as_json: bool) -> None:
     """Redo trajectories, results and report.html of RUN_DIR; print the table."""
-    with handle_errors(_verbose(ctx)):
+    with handle_errors(_verbose(ctx)), problems_as_json(as_json):
         outcome = report_run(state_of(ctx).runtime, run_dir, stream=sys.stderr)
-    _finish(outcome, allow_degraded)
+    _finish(outcome, allow_degraded, as_json)
 
 
 @lab_group.command("ls")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
               show_default=True, help="Where run folders are.")
-def ls_command(runs_dir: Path) -> None:
+@JSON_OPTION
+def ls_command(runs_dir: Path, as_json: bool) -> None:
     """List lab run folders: experiment, created, status, sessions, flavours."""
-    runs = list_runs(runs_dir)
-    if not runs:
+    rows = [_run_row(run) for run in list_runs(runs_dir)]
+    if as_json:
+        click.echo(json.dumps({"runs_dir": str(runs_dir), "runs": rows}, indent=2))
+        return
+    if not rows:
         click.echo(f"no lab runs under {runs_dir}")
         return
-    for run in runs:
-        info = run.info
-        sessions = read_json(run.path / SESSIONS_FILE, {}) or {}
-        rows = sessions.get("sessions") or []
-        flavours = info.get("flavours") or []
-        expected = len(flavours) * len(info.get("items") or []) * int(info.get("n_runs") or 1)
-        done = len(rows) or sum(1 for _ in run.path.glob("sessions/*/*/*/transcript.json"))
-        status = "finished" if run.finished() else "unfinished"
-        click.echo(f"{run.path}  {info.get('created', '?')}  {status:<10}  "
-                   f"sessions {done}/{expected} ({sessions.get('failed', 0)} failed)  "
-                   f"flavours: {', '.join(flavours)}")
+    for row in rows:
+        click.echo(f"{row['path']}  {row['created']}  {row['status']:<10}  "
+                   f"sessions {row['sessions']}/{row['expected']} ({row['failed']} failed)  "
+                   f"flavours: {', '.join(row['flavours'])}")
+
+
+def _run_row(run: RunFolder) -> dict[str, Any]:
+    info = run.info
+    sessions = read_json(run.path / SESSIONS_FILE, {}) or {}
+    rows = sessions.get("sessions") or []
+    flavours = list(info.get("flavours") or [])
+    return {
+        "path": str(run.path),
+        "experiment": info.get("experiment"),
+        "created": info.get("created", "?"),
+        "status": "finished" if run.finished() else "unfinished",
+        "sessions": len(rows) or sum(1 for _ in run.path.glob("sessions/*/*/*/transcript.json")),
+        "expected": len(flavours) * len(info.get("items") or []) * int(info.get("n_runs") or 1),
+        "failed": sessions.get("failed", 0),
+        "flavours": flavours,
+    }
