@@ -15,9 +15,11 @@ Three guards, used by every writer and remover of run folders:
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from mas.runtime.errors import MasError
@@ -104,6 +106,37 @@ def open_lock(path: Path) -> int:
     :raises UnsafePathError: ``path`` is a symlink.
     """
     return _open_nofollow(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+
+@contextmanager
+def hold_lock(path: Path, owner: str, hint: str) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created, never followed if a symlink).
+
+    The file says who holds it, so a refused second process can name the first. The lock
+    goes with the process, so a killed holder never leaves a stale lock behind.
+
+    :param owner: written into the file, e.g. ``mas-ctl run (pid 123)``.
+    :param hint: what the refused process should do, appended to its error.
+    :raises MasError: another process holds the lock.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with os.fdopen(open_lock(path), "r+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise MasError(f"{path.parent} is in use by {holder}; {hint}") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(owner)
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.truncate(0)
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _open_nofollow(path: Path, flags: int) -> int:

@@ -27,6 +27,7 @@ from mas.runtime.session import (
     record_events,
     write_transcript,
 )
+from mas.runtime.session.run_folder import check_resume_input, lock_run_folder
 from mas.runtime.spec.jsonl import parse_line, read_lines
 from mas.runtime.spec.loader import LoadedAgent, ManifestSet, load_manifest_set
 
@@ -201,7 +202,9 @@ def run_command(
     turns = read_turns(input_path)
     runtime = state_of(ctx).runtime
     out = out or default_run_folder(file, overlays, infra, config, agent)
+    ctx.with_resource(lock_run_folder(out))  # released when the command ends, however
     session = open_in_folder(runtime, file, overlays, infra, config, agent, out)
+    check_resume_input(session, turns, str(input_path))
     close = record_events(runtime, out, lambda: session.session_id)
     stop_warnings = print_warnings(runtime)
     stop_tracing = trace_session(runtime, otel, session)

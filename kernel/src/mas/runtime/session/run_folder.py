@@ -13,12 +13,15 @@ which is the record the user asked for.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from mas.runtime.errors import ManifestError, Problem
 from mas.runtime.events import Event, JsonlEventSink
-from mas.runtime.paths import refuse_symlinks
+from mas.runtime.paths import hold_lock, refuse_symlinks
 from mas.runtime.runtime import Runtime
 from mas.runtime.session.agent import AgentSession
 from mas.runtime.session.store import write_atomic
@@ -26,6 +29,7 @@ from mas.runtime.session.store import write_atomic
 TRANSCRIPT = "transcript.json"
 EVENTS = "events.jsonl"
 STATE = "session.json"
+LOCK = ".lock"
 RUN_FILES = (TRANSCRIPT, EVENTS, STATE)
 """The files of a session run folder; none of them may be a symlink."""
 
@@ -84,3 +88,34 @@ def write_transcript(
         **(extra or {}),
     }
     write_atomic(Path(folder) / TRANSCRIPT, json.dumps(record, indent=1, ensure_ascii=False))
+
+
+def lock_run_folder(folder: Path) -> AbstractContextManager[None]:
+    """Hold ``folder/.lock`` while a session runs there: a second ``mas-ctl run`` on the
+    same folder is refused with one line instead of interleaving turns with the first.
+
+    :raises MasError: another process holds it (on entering).
+    """
+    return hold_lock(Path(folder) / LOCK, f"mas-ctl run (pid {os.getpid()})",
+                     "wait for it to finish, or pass another --out")
+
+
+def check_resume_input(session: AgentSession, turns: Sequence[str], source: str) -> None:
+    """Refuse to resume ``session`` with an input whose first turns are not the saved ones.
+
+    Resuming skips the turns already played; with another file that would silently skip
+    that file's first turns instead.
+
+    :raises ManifestError: naming the first line that differs.
+    """
+    played = [m.get("content") for m in session.transcript if m.get("role") == "user"]
+    for number, (saved, given) in enumerate(zip(played, turns, strict=False), 1):
+        if saved != given:
+            raise ManifestError([Problem(
+                source, f"turn {number}",
+                f"differs from turn {number} saved in the run folder; resume with the same "
+                "--input, or pass another --out for a new session")])
+    if len(turns) < len(played):
+        raise ManifestError([Problem(
+            source, "", f"has {len(turns)} turn(s) but the run folder already played "
+            f"{len(played)}; resume with the same --input, or pass another --out")])

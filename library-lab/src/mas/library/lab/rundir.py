@@ -16,7 +16,6 @@ interrupted run resumes and a finished one is done at once.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mas.runtime.errors import StorageError
-from mas.runtime.paths import contained, open_lock
+from mas.runtime.paths import contained, hold_lock
 from mas.runtime.secrets import mask
 
 if TYPE_CHECKING:
@@ -129,27 +128,11 @@ class RunFolder:
 
         :raises MasError: another process holds it.
         """
-        from mas.runtime.errors import MasError
-
-        # Opened without following a symlink: a planted .lock link must not be truncated
+        # hold_lock never follows a symlink: a planted .lock link is refused, not truncated
         # through to its target.
-        with os.fdopen(open_lock(self.path / LOCK_FILE), "r+", encoding="utf-8") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.seek(0)
-                owner = handle.read().strip() or "another process"
-                raise MasError(f"{self.path} is in use by {owner}; wait for it to finish "
-                               "(or pass --new for a separate run folder)") from None
-            handle.seek(0)
-            handle.truncate()
-            handle.write(f"mas-ctl lab (pid {os.getpid()})")
-            handle.flush()
-            try:
-                yield
-            finally:
-                handle.truncate(0)
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with hold_lock(self.path / LOCK_FILE, f"mas-ctl lab (pid {os.getpid()})",
+                       "wait for it to finish (or pass --new for a separate run folder)"):
+            yield
 
     def session_dir(self, flavour: str, item: str, run_index: int) -> Path:
         """The session run folder of one grid cell.
