@@ -169,6 +169,46 @@ def test_a_dead_worker_fails_its_session_not_the_campaign(
     assert outcome.records["run_sessions"].status == "ok"
 
 
+INFRA = """\
+apiVersion: mas/v1
+kind: Infra
+metadata: {{name: cached}}
+spec:
+  cache: {{enabled: true, path: {path}}}
+"""
+
+
+def test_the_response_cache_is_the_drivers_and_keeps_results_identical(
+        cluster: str, tmp_path: Path, runtime: Runtime, make_experiment: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    path = experiment(make_experiment, tmp_path / "exp", "ray-cache")
+    # A relative path, as Infra files usually have it: the driver's working folder decides.
+    # A worker opening it itself would find another (empty) file and miss.
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "driver" / "cache.sqlite"
+    (path.parent / "infra.yaml").write_text(INFRA.format(path="driver/cache.sqlite"))
+    path.write_text(path.read_text().replace(
+        "    - manifest: ./agent.yaml\n", "    - manifest: ./agent.yaml\n    - manifest: ./infra.yaml\n"))
+
+    def run(backend: str) -> Path:
+        cold_provider()
+        return run_experiment(runtime, path, runs_root=tmp_path / backend, new=True,
+                              flavours=["stack"], backend=backend).run.path
+
+    run("local")  # fills the cache
+    stored = sqlite3.connect(cache).execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    assert stored > 0
+    warm_local, warm_ray = run("local"), run("ray")
+    # The workers asked the driver's file: nothing was added, every call was a hit.
+    assert sqlite3.connect(cache).execute("SELECT COUNT(*) FROM responses").fetchone()[0] == stored
+    events = (warm_ray / "sessions" / "stack" / "a-01" / "run-0" / "events.jsonl").read_text()
+    calls = [json.loads(line) for line in events.splitlines() if '"llm.call"' in line]
+    assert calls and all(call["cache_hit"] for call in calls)
+    assert differences(warm_local, warm_ray) == []
+
+
 DRIVER = """\
 import sys, time
 from pathlib import Path
