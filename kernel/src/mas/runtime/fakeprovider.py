@@ -100,6 +100,7 @@ class Action:
     message: str = "scripted failure"
     headers: dict[str, str] = field(default_factory=dict)
     text: str | None = None
+    delay: float | None = None
 
 
 @dataclass
@@ -113,6 +114,7 @@ class FakeProvider:
     :ivar delay: seconds ``slow`` waits before answering; per byte for ``trickle``.
     :ivar answer: the reply text for a request body.
     :ivar tool_calls: names of tools every reply calls (a model stuck in a tool loop).
+    :ivar usage: ``(prompt, completion, cached)`` to report instead of the counted usage.
     :ivar requests: every request body, in arrival order.
     :ivar headers: the headers of each request (lower-case names).
     :ivar rejected: prompt-token counts of requests refused for not fitting the window.
@@ -126,6 +128,7 @@ class FakeProvider:
     delay: float = 0.0
     answer: Callable[[dict[str, Any]], str] = default_answer
     tool_calls: list[str] = field(default_factory=list)
+    usage: tuple[int, int, int] | None = None
     base_url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
@@ -176,7 +179,8 @@ class FakeProvider:
         }}
 
 
-def completion_body(text: str, model: str, prompt: int, completion: int) -> dict[str, Any]:
+def completion_body(text: str, model: str, prompt: int, completion: int,
+                    cached: int = 0) -> dict[str, Any]:
     """A well-formed ``chat.completion`` response with usage."""
     return {
         "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
@@ -185,7 +189,7 @@ def completion_body(text: str, model: str, prompt: int, completion: int) -> dict
                      "message": {"role": "assistant", "content": text}}],
         "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                   "total_tokens": prompt + completion,
-                  "prompt_tokens_details": {"cached_tokens": 0}},
+                  "prompt_tokens_details": {"cached_tokens": cached}},
     }
 
 
@@ -225,7 +229,8 @@ def _handler(state: FakeProvider) -> type[BaseHTTPRequestHandler]:
                 self._send(400, rejected)
                 return
             text = action.text if action.text is not None else state.answer(body)
-            payload = completion_body(text, str(body.get("model", "")), prompt, count_tokens(text))
+            usage = state.usage or (prompt, count_tokens(text), 0)
+            payload = completion_body(text, str(body.get("model", "")), *usage)
             if state.tool_calls:
                 payload["choices"][0]["finish_reason"] = "tool_calls"
                 payload["choices"][0]["message"]["tool_calls"] = [
@@ -238,7 +243,7 @@ def _handler(state: FakeProvider) -> type[BaseHTTPRequestHandler]:
                 state.served.append(prompt)
             if action.mode == "slow":
                 # Waits for the client to give up (or the server to stop), never longer.
-                state.release.wait(state.delay)
+                state.release.wait(state.delay if action.delay is None else action.delay)
             if action.mode == "trickle":
                 self._trickle(json.dumps(payload).encode())
                 return
@@ -287,9 +292,11 @@ def closed_base_url() -> str:
 
 
 @contextmanager
-def serve(port: int = 0, **settings: Any) -> Iterator[FakeProvider]:
-    """Run a :class:`FakeProvider` on 127.0.0.1 (an ephemeral port by default)."""
-    state = FakeProvider(**settings)
+def serve(port: int = 0, *, provider: FakeProvider | None = None,
+          **settings: Any) -> Iterator[FakeProvider]:
+    """Run ``provider`` (default: a :class:`FakeProvider` of ``settings``) on 127.0.0.1,
+    on an ephemeral port by default."""
+    state = provider if provider is not None else FakeProvider(**settings)
     server = ThreadingHTTPServer(("127.0.0.1", port), _handler(state))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
