@@ -225,6 +225,13 @@ class AgentSession:
             session_id=self.session_id,
         )
         self.last_request = request
+        cut = request.accounting.cut if request.accounting is not None else None
+        if cut is not None and cut.messages:
+            self.degradation.add(
+                "budget_cuts",
+                reason=f"turn {self.turns + 1}: {cut.messages} committed message(s) "
+                f"({cut.tokens} estimated tokens) cut by the final trim",
+            )
         return request
 
     def _parts(self) -> list[ContextPart]:

@@ -18,7 +18,9 @@ class ContextUsageView:
 
     After a compaction ``estimated_prompt_tokens`` counts the summary baseline plus the
     turns after it (what the next request will carry), while ``cost`` and the cumulative
-    token totals keep every call ever made (spec 004).
+    token totals keep every call ever made (spec 004). ``accounting`` says where every
+    committed message went on the latest request (sent, summarized, dropped, cut), and
+    ``identifier_check`` totals the summaries' identifier checks.
     """
 
     session_id: str
@@ -54,6 +56,8 @@ class ContextUsageView:
     degradation: dict[str, int] = field(default_factory=dict)
     last_error_kinds: dict[str, str] = field(default_factory=dict)
     compaction_in_progress: bool = False
+    accounting: dict[str, dict[str, int]] | None = None
+    identifier_check: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data."""
@@ -114,6 +118,8 @@ def usage_view(session: AgentSession) -> ContextUsageView:
             kind: _error_kind(reason) for kind, reason in session.degradation.reasons.items()
         },
         compaction_in_progress=bool(getattr(session.cm, "compaction_in_progress", False)),
+        accounting=data.get("accounting"),
+        identifier_check=dict(getattr(getattr(session.cm, "state", None), "identifiers", {})),
     )
 
 

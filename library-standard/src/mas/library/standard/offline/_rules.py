@@ -4,7 +4,8 @@
 2. tools   — the last user message scripts ``CALL tool_name {json}``: emit the calls one
              by one, then answer with the tool results.
 3. summary — the request asks for a summary: an extractive one that keeps identifiers,
-             numbers, names and ``key: value`` lines.
+             numbers, names and ``key: value`` lines (``offline/mini``: a lossy one that
+             paraphrases identifiers away, as small real models do).
 4. question — the last user message asks something: the best matching fact still present
              in the request, or "I don't know".
 5. otherwise — "Noted."
@@ -69,8 +70,12 @@ def respond(
     tools: list[dict[str, Any]] | None = None,
     response_format: dict[str, Any] | None = None,
     max_tokens: int | None = None,
+    model: str = "default",
 ) -> Answer:
-    """The reply to one request, by the first rule that applies."""
+    """The reply to one request, by the first rule that applies.
+
+    :param model: the offline model's name; ``mini`` writes lossy summaries.
+    """
     last_user = _last_index(messages, "user")
     if _wants_judgement(messages, response_format):
         return judge(messages)
@@ -80,6 +85,8 @@ def respond(
     if last_user is not None and _tool_results_after(messages, last_user):
         return Answer(_tool_summary(messages, last_user), rule="tools")
     if _wants_summary(messages, last_user):
+        if model == LOSSY_MODEL:
+            return summarize_lossy(messages, max_tokens)
         return summarize(messages, max_tokens)
     if last_user is not None:
         question = message_text(messages[last_user])
@@ -254,6 +261,50 @@ def summarize(messages: list[Message], max_tokens: int | None) -> Answer:
         used -= len(kept[index][1]) + 3
     lines = [f"- {sentence}" for i, (_, sentence) in enumerate(kept) if i not in dropped]
     return Answer("\n".join(lines) if lines else NOTHING_TO_KEEP, rule="summary")
+
+
+LOSSY_MODEL = "mini"
+"""``offline/mini``: the summarizer that loses identifiers (docs/offline-model.md)."""
+
+_PARAPHRASE = (
+    (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "an e-mail address"),
+    (re.compile(r"[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:EUR|USD|GBP)\b"),
+     "an amount"),
+    (re.compile(r"\b[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]+)*-\d{2,}\w*\b"), "the reference"),
+    (re.compile(r"\b\d[\d.,:/-]*\d\b|\b\d{3,}\b"), "a number"),
+    (re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z]+(?: [A-Z][a-z]+)*"), "someone"),
+)
+_MUST_QUOTE = re.compile(
+    r"must quote each of these identifiers exactly as written: ([^\n]+?)\.(?:\s|$)"
+)
+
+
+def summarize_lossy(messages: list[Message], max_tokens: int | None) -> Answer:
+    """What a small model often writes: the gist, with identifiers paraphrased away.
+
+    The extractive summary's sentences with every code, amount, number, e-mail and name
+    replaced by a phrase ("the reference", "an amount", ...). Asked to quote identifiers
+    (the identifier check's re-ask), it quotes the first half of them and forgets the
+    rest — so both the re-ask and the appended section show in a run.
+    """
+    text = summarize(messages, max_tokens).text
+    for pattern, phrase in _PARAPHRASE:
+        text = pattern.sub(phrase, text)
+    asked = [m for m in messages if m.get("role") in ("system", "user")]
+    wanted = next(
+        (found.group(1).split("; ") for m in asked
+         if (found := _MUST_QUOTE.search(message_text(m)))),
+        [],
+    )
+    quoted = []
+    material = " ".join(message_text(m) for m in messages if m.get("role") == "user")
+    for identifier in wanted[: (len(wanted) + 1) // 2]:
+        # The clause around the identifier, without the JSON framing of the input.
+        found = re.search(r'[^".\[\]{}\n]*' + re.escape(identifier) + r'[^"\[\]{}\n]*', material)
+        quoted.append(" ".join(found.group(0).split()) if found else identifier)
+    if quoted:
+        text += "\nKey references: " + " ".join(q.rstrip(".") + "." for q in quoted)
+    return Answer(text, rule="summary")
 
 
 # ------------------------------------------------------------------------------------

@@ -53,7 +53,9 @@ class OfflineLLM(CustomLLM):
         max_tokens = optional_params.get("max_tokens") or optional_params.get(
             "max_completion_tokens"
         )
-        reply = respond(messages, tools, optional_params.get("response_format"), max_tokens)
+        reply = respond(
+            messages, tools, optional_params.get("response_format"), max_tokens, model=model
+        )
         text, finish = reply.text, "tool_calls" if reply.tool_calls else "stop"
         if max_tokens and DEFAULT_ESTIMATOR.text(text) > max_tokens:
             text, finish = text[: DEFAULT_ESTIMATOR.chars_for(max_tokens, like=text)], "length"

@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mas.runtime.context import BudgetSettings, Trigger
+from mas.runtime.spec.auto import AutoInt as AutoInt  # re-exported: conversation.py uses it
 from mas.runtime.spec.windows import MAX_CONTEXT_WINDOW
-
-
-def _auto_to_none(value: Any) -> Any:
-    # "auto" is what users write for "derive it from the window"; None means the same.
-    if isinstance(value, str) and value.strip().lower() == "auto":
-        return None
-    return value
-
-
-AutoInt = Annotated[int | None, BeforeValidator(_auto_to_none)]
-"""A positive integer, or ``auto`` / omitted for the window-derived value."""
 
 
 class TrimmerParams(BaseModel):

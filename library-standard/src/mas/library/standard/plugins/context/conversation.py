@@ -45,6 +45,9 @@ from .pruning import PruneReport, PruningParams, ToolResultPruner
 
 log = logging.getLogger(__name__)
 
+MIN_SUMMARY_ROOM = 256
+"""The summary block's room is never under this (unless half the history limit is)."""
+
 
 class SummarisingParams(BaseModel):
     """Params of ``summarising`` (defaults from spec 000's table)."""
@@ -219,9 +222,11 @@ class SummarisingContextManager(FoldingManager):
         )
 
     def _summary_room(self, boundary: ContextBudget, limit: int) -> int:
-        """Tokens the summary block may take: ``summary_share`` of the trigger."""
+        """Tokens the summary block may take: ``summary_share`` of the trigger, at least
+        :data:`MIN_SUMMARY_ROOM` (small windows still get a usable summary), never more
+        than half the history limit."""
         share = math.floor(boundary.soft_trigger * self.params.summary_share)
-        return max(1, min(share, limit // 2))
+        return max(1, min(max(share, MIN_SUMMARY_ROOM), limit // 2))
 
     def _tail_cap(self, boundary: ContextBudget, limit: int, room: int) -> int:
         """Token bound on the verbatim tail for this request.
@@ -400,7 +405,11 @@ class SummarisingContextManager(FoldingManager):
         """The summary to commit: identifier-checked, held to its room; and the calls made."""
         if result.text is None:
             return None, result.llm_calls
-        check = self.identifier_check.run(folded, result.text, request, self.summarizer, engine)
+        # Half the room for the appended identifiers at most: the prose keeps the rest.
+        check = self.identifier_check.run(
+            folded, result.text, request, self.summarizer, engine,
+            section_room=fit.text_room(self.estimator) // 2,
+        )
         text = fit.clip(check.text if check is not None else result.text, self.estimator)
         if check is None:
             return text, result.llm_calls
@@ -413,7 +422,7 @@ class SummarisingContextManager(FoldingManager):
             totals[key] = totals.get(key, 0) + int(getattr(check, key))
         self.emit("summary.checked", data, session_id)
         if check.missing:
-            log.warning(
+            log.info(
                 "summary kept %d of %d identifiers of the folded turns (%s mode)",
                 check.identifiers - check.missing, check.identifiers, self.identifier_check.mode,
             )

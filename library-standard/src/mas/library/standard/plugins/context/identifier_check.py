@@ -1,10 +1,12 @@
 """Before a summary is committed: its identifiers checked and repaired, its size held.
 
-:class:`IdentifierCheck` compares the identifiers of the folded messages (from the bound
-extractor) with the new summary. In ``repair`` mode the summarizer is asked once more,
-with the missing identifiers listed and only the messages that carry them; whatever is
-still missing is appended verbatim as a marked section, so no identifier is lost to a
-paraphrase. ``warn`` counts without repairing; ``off`` skips the check.
+:class:`IdentifierCheck` compares the identifiers of the folded messages and of the
+previous summary (an update must not lose what earlier summaries kept) with the new
+summary. In ``repair`` mode the summarizer is asked once more, with the missing
+identifiers listed and only the messages that carry them; whatever is still missing is
+appended verbatim as a marked section — each identifier with the phrase it stood in —
+so no identifier is lost to a paraphrase. ``warn`` counts without repairing; ``off``
+skips the check.
 
 :class:`SummaryFit` keeps the summary block within the room the context manager sized
 the verbatim tail around, so what was folded is never cut by the final trim.
@@ -12,6 +14,7 @@ the verbatim tail around, so what was folded is never cut by the final trim.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -86,26 +89,57 @@ class IdentifierCheck:
         request: SummaryRequest,
         summarizer: Summarizer,
         engine: SummaryEngine | None,
+        section_room: int,
     ) -> CheckResult | None:
-        """Check ``text`` against ``folded``; ``None`` when the mode is ``off``."""
+        """Check ``text`` against ``folded``; ``None`` when the mode is ``off``.
+
+        :param section_room: tokens the appended section may take at most; identifiers
+            that do not fit stay missing (and counted).
+        """
         if self.mode == "off":
             return None
-        wanted = self.extractor.extract(folded)
+        earlier = [{"role": "system", "content": request.previous_summary}]
+        wanted = self.extractor.extract(
+            [*earlier, *folded] if request.previous_summary else folded
+        )
         missing = missing_from(text, wanted)
         found = len(wanted) - len(missing)
         if not missing or self.mode == "warn":
             return CheckResult(
                 text, len(wanted), found, missing=len(missing), wanted=tuple(wanted)
             )
-        text, still, calls, error = self._reask(folded, text, wanted, missing, request, summarizer,
-                                                engine)
+        carriers = [*earlier, *folded] if request.previous_summary else folded
+        text, still, calls, error = self._reask(
+            carriers, text, wanted, missing, request, summarizer, engine
+        )
         repaired = len(missing) - len(still)
-        if still:
-            text += SECTION_HEAD + "\n".join(f"- {identifier}" for identifier in still)
+        section, appended = self._section(carriers, still, section_room)
+        text += section
         return CheckResult(
-            text, len(wanted), found, repaired=repaired, appended=len(still), llm_calls=calls,
+            text, len(wanted), found, repaired=repaired, appended=appended, llm_calls=calls,
             reask_error=error, wanted=tuple(wanted),
         )
+
+    def _section(
+        self, carriers: list[Message], missing: list[str], room: int
+    ) -> tuple[str, int]:
+        """The marked section and how many it lists: what people said first, tool output
+        last, up to ``room`` tokens."""
+        rank = {"user": 0, "assistant": 1, "system": 2}
+        first: dict[str, int] = {}
+        for message in carriers:
+            for identifier in self.extractor.extract([message]):
+                first.setdefault(identifier, rank.get(str(message.get("role")), 3))
+        lines: list[str] = []
+        used = DEFAULT_ESTIMATOR.text(SECTION_HEAD)
+        for identifier in sorted(missing, key=lambda i: first.get(i, 3)):
+            line = f"- {identifier}: {_phrase(carriers, identifier)}"
+            cost = DEFAULT_ESTIMATOR.text(line) + 1
+            if used + cost > room:
+                continue
+            lines.append(line)
+            used += cost
+        return (SECTION_HEAD + "\n".join(lines) if lines else "", len(lines))
 
     def _reask(
         self,
@@ -117,7 +151,8 @@ class IdentifierCheck:
         summarizer: Summarizer,
         engine: SummaryEngine | None,
     ) -> tuple[str, list[str], int, str | None]:
-        """One more summarizer call listing ``missing``; kept only if it loses nothing."""
+        """One more summarizer call listing ``missing``, given only the messages (and the
+        earlier summary) that carry them; kept only if it leaves fewer out."""
         gone = set(missing)
         sources = [m for m in folded if gone.intersection(self.extractor.extract([m]))]
         again = replace(
@@ -133,6 +168,28 @@ class IdentifierCheck:
         if len(still) < len(missing):
             return result.text, still, result.llm_calls, None
         return text, missing, result.llm_calls, None
+
+
+PHRASE_CHARS = 120
+"""Longest phrase kept beside an appended identifier."""
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _phrase(messages: list[Message], identifier: str) -> str:
+    """The sentence ``identifier`` first stood in, bounded to :data:`PHRASE_CHARS`."""
+    for message in messages:
+        content = message.get("content")
+        if not isinstance(content, str) or identifier not in content:
+            continue
+        for sentence in _SENTENCE_END.split(content):
+            if identifier in sentence:
+                sentence = " ".join(sentence.split()).removeprefix("- ")
+                if len(sentence) <= PHRASE_CHARS:
+                    return sentence
+                at = max(0, sentence.index(identifier) - PHRASE_CHARS // 3)
+                return "..." + sentence[at : at + PHRASE_CHARS] + "..."
+    return identifier
 
 
 @dataclass(frozen=True)
