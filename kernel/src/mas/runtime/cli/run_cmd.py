@@ -225,10 +225,34 @@ def run_command(
         stop_tracing()
         write_transcript(out, session, error=error)
         close()
-    click.echo(json.dumps(session.inspect_context().to_dict(), indent=2))
+    view = session.inspect_context()
+    click.echo(json.dumps(view.to_dict(), indent=2))
     # With --quiet stdout is the JSON document alone, for `| jq`; the rest goes to stderr.
+    for line in accounting_lines(view.accounting, view.identifier_check):
+        click.echo(line, err=quiet)
     click.echo(f"run folder: {out}", err=quiet)
     report_degradation(session, allow_degraded)
+
+
+def accounting_lines(
+    accounting: dict[str, dict[str, int]] | None, identifiers: dict[str, int]
+) -> list[str]:
+    """Where the last request's committed messages went, and what the summaries kept."""
+    lines = []
+    if accounting:
+        states = ", ".join(
+            f"{name} {accounting[name]['messages']} ({accounting[name]['tokens']:,} tokens)"
+            for name in ("sent", "summarized", "dropped", "cut")
+        )
+        lines.append(f"accounting (last request): {states}")
+    if identifiers.get("identifiers"):
+        lines.append(
+            "identifier check: {identifiers} identifier(s) in folded turns; the summarizer "
+            "kept {found}, the re-ask {repaired}, {appended} appended verbatim, "
+            "{missing} missing".format(**{k: identifiers.get(k, 0) for k in (
+                "identifiers", "found", "repaired", "appended", "missing")})
+        )
+    return lines
 
 
 def report_degradation(session: AgentSession, allow: bool) -> None:
