@@ -8,7 +8,6 @@ check, response-cache probe, the live call with retries, usage and cost accounti
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -19,6 +18,7 @@ from mas.runtime.context.calibration import Calibration
 from mas.runtime.degradation import Degradation
 from mas.runtime.engine import _litellm, _retry, _window
 from mas.runtime.engine._backoff import SummaryBackoff
+from mas.runtime.engine._request import call_record, request_kwargs
 from mas.runtime.engine.cache import (
     LAYER,
     PROVIDER_LAYER,
@@ -47,8 +47,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-KEYLESS_PLACEHOLDER = "no-key"
-"""Key sent to an ``openai/`` server at ``api_base`` when none is configured."""
 
 PURPOSES = ("turn", "summary", "judge")
 """What a call is for, as carried on ``llm.call`` events."""
@@ -383,33 +381,10 @@ class Engine:
     ) -> tuple[ModelReply, int]:
         self._ensure_providers()
         own = self.model_settings.get(model, {})
-        kwargs: dict[str, Any] = {
-            "model": model,
-            "messages": messages,
-            "timeout": own.get("timeout") or self.timeout,
-            # Retries are the engine's own (see _retry); LiteLLM's and the SDK's are off.
-            "num_retries": 0,
-            "max_retries": 0,
-            # A parameter the provider cannot take is dropped rather than failing the call.
-            "drop_params": True,
-        }
-        kwargs.update({k: v for k, v in params.items() if v is not None})
-        if self.session_id:
-            # LiteLLM keeps this for itself (logging, custom providers) and never sends it
-            # on: the offline model keys its simulated prefix cache by it.
-            kwargs["litellm_session_id"] = self.session_id
-        if tools:
-            kwargs["tools"] = tools
-        if self.api_base:
-            kwargs["api_base"] = self.api_base
-        if self._api_key:
-            kwargs["api_key"] = self._api_key
-        elif self.api_base and model.startswith("openai/") and not os.environ.get(
-            "OPENAI_API_KEY"
-        ):
-            # A local OpenAI-compatible server (llama.cpp, Ollama, vLLM) often needs no
-            # key, but the OpenAI SDK will not send a request without one.
-            kwargs["api_key"] = KEYLESS_PLACEHOLDER
+        kwargs = request_kwargs(
+            model, messages, tools, params, timeout=own.get("timeout") or self.timeout,
+            session_id=self.session_id, api_base=self.api_base, api_key=self._api_key,
+        )
         policy = self.retry_policy
         if own.get("num_retries") is not None:
             policy = replace(policy, num_retries=int(own["num_retries"]))
@@ -466,29 +441,10 @@ class Engine:
         cost_status: str,
         setup: float = 0.0,
     ) -> None:
-        usage = reply.usage
-        self._emit("llm.call", {
-            "model": reply.model or requested,
-            "requested_model": requested,
-            "purpose": purpose,
-            "messages": n_messages,
-            "tools": len(tools or []),
-            "tool_calls": len(reply.tool_calls),
-            "prompt_tokens": usage.prompt_tokens if usage else None,
-            "completion_tokens": usage.completion_tokens if usage else None,
-            "cached_tokens": usage.cached_tokens if usage else None,
-            "cache_write_tokens": usage.cache_write_tokens if usage else None,
-            "provider_usage_source": source,
-            "cache_hit": reply.cache_hit,
-            "cost": reply.cost,
-            "cost_status": cost_status,
-            "session_cost": self.ledger.cost,
-            "session_cost_status": self.ledger.cost_status,
-            "latency_s": round(latency, 6),
-            "setup_s": round(setup, 6),
-            "attempts": attempts,
-            "llm_calls": self.ledger.llm_calls,
-        })
+        self._emit("llm.call", call_record(
+            reply, requested, purpose, n_messages, tools, self.ledger, latency=latency,
+            attempts=attempts, source=source, cost_status=cost_status, setup=setup,
+        ))
 
     def _emit(self, name: str, data: dict[str, Any]) -> None:
         self.runtime.emit(Event(name, data, session_id=self.session_id))
