@@ -20,7 +20,7 @@ from benchmarks.report import render
 
 HERE = Path(__file__).resolve().parent
 PACKAGES = ("mas-runtime", "mas-library-standard", "litellm", "langchain-core", "langchain",
-            "langmem", "autogen-core", "pydantic")
+            "langmem", "autogen-core", "pydantic", "ray")
 
 
 def versions() -> dict[str, str]:
@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         figures.cli_startup,
         figures.estimate_accuracy,
         lambda: figures.memory(1_000 if q else 10_000),
+        figures.lab_ray,
     ]
     for step in steps:
         fig = step()
