@@ -279,6 +279,10 @@ _MUST_QUOTE = re.compile(
 )
 
 
+_CLAUSE = r'(?:[^".\[\]{}\n]|\.(?=\S))*'
+"""Characters of one clause: no quote, bracket or newline, no full stop ending a sentence."""
+
+
 def summarize_lossy(messages: list[Message], max_tokens: int | None) -> Answer:
     """What a small model often writes: the gist, with identifiers paraphrased away.
 
@@ -300,7 +304,7 @@ def summarize_lossy(messages: list[Message], max_tokens: int | None) -> Answer:
     material = " ".join(message_text(m) for m in messages if m.get("role") == "user")
     for identifier in wanted[: (len(wanted) + 1) // 2]:
         # The clause around the identifier, without the JSON framing of the input.
-        found = re.search(r'[^".\[\]{}\n]*' + re.escape(identifier) + r'[^"\[\]{}\n]*', material)
+        found = re.search(_CLAUSE + re.escape(identifier) + _CLAUSE, material)
         quoted.append(" ".join(found.group(0).split()) if found else identifier)
     if quoted:
         text += "\nKey references: " + " ".join(q.rstrip(".") + "." for q in quoted)

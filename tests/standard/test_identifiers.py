@@ -1,0 +1,199 @@
+"""Issue 10, items 3 and 4: summaries are written from the originals, and checked (and
+repaired) for the identifiers of what they fold; the extractor is a plugin kind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mas.library.standard.offline._rules import respond
+from mas.library.standard.plugins.context.identifier_check import SECTION_HEAD
+from mas.library.standard.plugins.context.identifiers import identifiers_in
+from mas.runtime import hookimpl
+from mas.runtime.context import ContextBudget, FixedCosts, History
+from mas.runtime.errors import MasError
+from mas.runtime.protocols import Message, ModelReply
+from mas.runtime.spec.binding import Binding, bind
+
+from .conftest import EngineDouble, Recorder, make_ctx
+
+FACTS = (
+    "My order is ORD-7781 and the refund case RC-7186. "
+    "I paid $1,250.00 plus 99.90 EUR; the parcel weighs 15 kg and shipping took 20% more. "
+    "Write to ana.silva@example.com, see https://example.com/orders/7781.html, "
+    "the log is at /var/log/shop/app.log and the config in src/shop/settings.py. "
+    'The carrier is "Blue Harbor Logistics".'
+)
+
+
+@pytest.mark.parametrize(
+    "identifier",
+    ["ORD-7781", "RC-7186", "$1,250.00", "99.90 EUR", "15 kg", "20%", "ana.silva@example.com",
+     "https://example.com/orders/7781.html", "/var/log/shop/app.log", "src/shop/settings.py",
+     "Blue Harbor Logistics"],
+)
+def test_the_standard_extractor_finds_each_family(identifier: str) -> None:
+    assert identifier in identifiers_in(FACTS)
+
+
+def test_plain_prose_has_no_identifiers() -> None:
+    assert identifiers_in("The user asked for help with an order and we talked about it.") == []
+
+
+class ForgetfulEngine(EngineDouble):
+    """A summarizer that paraphrases identifiers away, then quotes only what it is told."""
+
+    def summarize_messages(
+        self, messages: list[Message], *, model: str, tools: Any = None,
+        max_tokens: int | None = None,
+    ) -> ModelReply:
+        super().summarize_messages(messages, model=model, tools=tools, max_tokens=max_tokens)
+        system = str(messages[0].get("content"))
+        if "must quote" in system:  # the re-ask: quote the first identifier listed only
+            first = system.split("exactly as written: ", 1)[1].split("; ")[0].rstrip(".")
+            return ModelReply(text=f"The user gave an order reference, {first}.", model=model)
+        return ModelReply(text="The user gave an order reference and paid.", model=model)
+
+
+def summarising(**params: Any) -> tuple[Any, Recorder]:
+    rec = Recorder()
+    params.setdefault("summarizer", {"type": "llm", "params": {"context_window": 100_000}})
+    raw = {"type": "summarising", "params": {"keep_turns": 1, **params}}
+    return bind("context_manager", Binding.model_validate(raw), make_ctx(rec.runtime)), rec
+
+
+def history() -> History:
+    turns = [[{"role": "user", "content": f"Turn {i}. " + (FACTS if i == 0 else "x" * 1600)},
+              {"role": "assistant", "content": f"Noted {i}."}] for i in range(9)]
+    return History([m for t in turns for m in t])
+
+
+def budget(cm: Any) -> ContextBudget:
+    return ContextBudget.compute(window=3_000, reserve=0, fixed=FixedCosts(system=10),
+                                 settings=cm.budget_settings)
+
+
+def test_repair_re_asks_once_then_appends_what_is_still_missing() -> None:
+    cm, rec = summarising()
+    engine = ForgetfulEngine()
+    managed = cm.manage_history(history(), budget(cm), engine=engine)
+    assert managed.compacted and len(engine.calls) == 2, "one summary call, one re-ask"
+    reask = engine.calls[1]["messages"]
+    assert "ORD-7781" in reask[0]["content"] and "must quote" in reask[0]["content"]
+    [event] = rec.of("summary.checked")
+    assert event.data["found"] == 0 and event.data["repaired"] == 1
+    # The section gets half the summary's room; what does not fit is counted, not hidden.
+    assert event.data["appended"] >= 3
+    assert event.data["appended"] + event.data["missing"] == event.data["identifiers"] - 1
+    summary = cm.state.summary
+    assert "ORD-7781" in summary and SECTION_HEAD in summary
+    section = summary.split(SECTION_HEAD, 1)[1]
+    assert "- RC-7186: " in section and "refund case RC-7186" in section, "with its phrase"
+    assert cm.state.identifiers["missing"] == event.data["missing"]
+
+
+def test_warn_counts_without_repairing_and_off_skips_the_check() -> None:
+    cm, rec = summarising(identifier_check="warn")
+    engine = ForgetfulEngine()
+    cm.manage_history(history(), budget(cm), engine=engine)
+    [event] = rec.of("summary.checked")
+    assert len(engine.calls) == 1 and event.data["missing"] == event.data["identifiers"] > 5
+    assert SECTION_HEAD not in cm.state.summary
+    cm, rec = summarising(identifier_check="off")
+    cm.manage_history(history(), budget(cm), engine=ForgetfulEngine())
+    assert rec.of("summary.checked") == [] and cm.state.summary is not None
+
+
+def test_the_summary_is_written_from_the_originals_not_the_pruned_text() -> None:
+    """Issue 10, item 3: pruning shapes what is sent verbatim, never what is summarized."""
+    cm, _ = summarising(identifier_check="off")
+    big = "Result: code ZX-4242 " + "y" * 30_000
+    h = History([
+        {"role": "user", "content": "Look it up."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "find", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": big},
+        {"role": "assistant", "content": "Found it."},
+        *[m for i in range(8) for m in ({"role": "user", "content": f"next {i} " + "u" * 1600},
+                                        {"role": "assistant", "content": "ok"})],
+    ])
+    h.replace(2, {**h.message(2), "content": "[Old tool result content cleared]"})
+    engine = EngineDouble()
+    cm.manage_history(h, budget(cm), engine=engine)
+    sent = " ".join(str(m.get("content")) for c in engine.calls for m in c["messages"])
+    assert "ZX-4242" in sent and "[Old tool result content cleared]" not in sent
+    assert h.original(2)["content"] == big
+
+
+def test_user_instructions_govern_update_summaries_too() -> None:
+    """Issue 12, item 2: the update step wraps the user's instructions, never replaces them."""
+    cm, _ = summarising(
+        identifier_check="off",
+        summarizer={"type": "llm", "params": {"instructions": "Write in French.",
+                                              "context_window": 100_000}},
+    )
+    engine = EngineDouble()
+    h = history()
+    cm.manage_history(h, budget(cm), engine=engine)
+    cm.commit(h)
+    h.extend([m for i in range(6, 12) for m in (
+        {"role": "user", "content": f"Turn {i}. " + "z" * 1600},
+        {"role": "assistant", "content": "ok"})])
+    cm.manage_history(h, budget(cm), engine=engine)
+    assert len(engine.calls) == 2
+    update_prompt = engine.calls[1]["messages"][0]["content"]
+    assert "Write in French." in update_prompt and "existing summary" in update_prompt.lower()
+
+
+def test_offline_mini_loses_identifiers_and_quotes_half_when_asked() -> None:
+    material = [{"role": "system", "content": "Summarize the conversation turns below."},
+                {"role": "user", "content": "Conversation turns (JSON):\n" + FACTS}]
+    lossy = respond(material, max_tokens=500, model="mini").text
+    assert "ORD-7781" not in lossy and "the reference" in lossy
+    asked = [{**material[0], "content": material[0]["content"] + " The summary must quote "
+              "each of these identifiers exactly as written: ORD-7781; 15 kg."}, material[1]]
+    quoted = respond(asked, max_tokens=500, model="mini").text
+    assert "ORD-7781" in quoted and "15 kg" not in quoted
+    assert "ORD-7781" in respond(material, max_tokens=500).text, "offline/default keeps it"
+
+
+class OnlyCodes:
+    """A third party's extractor: only codes that start with TKT-."""
+
+    def __init__(self, params: Any, ctx: Any) -> None:
+        self.params = params
+
+    def extract(self, messages: list[Message]) -> list[str]:
+        return [w.strip(".,") for m in messages for w in str(m.get("content")).split()
+                if w.startswith("TKT-")]
+
+
+class ExtractorPlugin:
+    @hookimpl
+    def mas_register_identifier_extractors(self, registry: Any) -> None:
+        registry.register("only_codes", OnlyCodes, description="TKT- codes only")
+
+
+def test_a_plugin_replaces_the_extractor_through_the_registry(register_plugin) -> None:
+    runtime = register_plugin(ExtractorPlugin(), "only-codes")
+    assert "only_codes" in runtime.registries.identifier_extractor.names()
+    raw = {"type": "summarising", "params": {
+        "keep_turns": 1, "identifier_extractor": {"type": "only-codes"},
+        "summarizer": {"type": "llm", "params": {"context_window": 100_000}}}}
+    events: list[Any] = []
+    runtime.add_listener(events.append)
+    cm = bind("context_manager", Binding.model_validate(raw), make_ctx(runtime))
+    h = History([m for i in range(9) for m in (
+        {"role": "user", "content": f"Ticket TKT-{i}0 about ORD-{i}1 " + "w" * 1600},
+        {"role": "assistant", "content": "ok"})])
+    cm.manage_history(h, budget(cm), engine=EngineDouble())
+    [checked] = [e for e in events if e.name == "summary.checked"]
+    assert checked.data["identifiers"] >= 1
+    assert "- TKT-00: " in cm.state.summary and "- ORD-01: " not in cm.state.summary
+
+
+def test_an_unknown_extractor_is_a_one_line_error_naming_the_field() -> None:
+    with pytest.raises(MasError) as info:
+        summarising(identifier_extractor={"type": "nope"})
+    assert "identifier_extractor" in str(info.value) and "standard" in str(info.value)
