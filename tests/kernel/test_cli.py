@@ -53,7 +53,10 @@ def test_compile_yaml_keeps_auto_and_normalizes_bindings(
     summarizer = spec["context_manager"]["params"]["summarizer"]
     assert summarizer["type"] == "llm"
     assert summarizer["params"]["model"] == "gpt-4o-mini"
-    assert summarizer["params"]["instructions"] == "auto", "defaults are shown, unset ones as auto"
+    # An unset param that does not accept `auto` is left out: `instructions: auto` would
+    # load back as the literal prompt "auto" (issue 12, item 6).
+    assert "instructions" not in summarizer["params"]
+    assert spec["context_manager"]["params"]["trimmer"]["max_tokens"] == "auto"
     status = document["status"]
     assert status["summarizer"] == {"type": "llm", "model": "gpt-4o-mini", "source": "override"}
     assert status["window"]["source"] != "fallback"

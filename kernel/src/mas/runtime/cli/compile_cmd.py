@@ -12,7 +12,8 @@ import yaml
 from mas.runtime.cli._app import JSON_OPTION, manifest_options, problems_as_json, state_of
 from mas.runtime.errors import ManifestError
 from mas.runtime.runtime import Runtime
-from mas.runtime.spec.compile import AUTO, CompiledAgent, binding_checker, compile_all
+from mas.runtime.spec.auto import AUTO, dump_with_autos
+from mas.runtime.spec.compile import CompiledAgent, binding_checker, compile_all
 from mas.runtime.spec.loader import ManifestSet, load_manifest_set
 from mas.runtime.spec.resolved import budget_check, resolve_budget
 from mas.runtime.spec.windows import resolve_pricing
@@ -166,13 +167,16 @@ def compiled_document(agent: CompiledAgent, manifests: ManifestSet) -> dict[str,
     spec = manifest.spec.model_dump(mode="json", exclude_none=True, exclude={"working_memory"})
     for row in spec.get("models", []):
         row.setdefault("context_window", AUTO)
-    params = _autos(agent.params.model_dump(mode="json"))
+    params = dump_with_autos(agent.params)
     if agent.summarizer is not None and agent.summarizer_params is not None:
         params["summarizer"] = {
             "type": agent.summarizer.type,
-            "params": _autos(agent.summarizer_params.model_dump(mode="json")),
+            "params": dump_with_autos(agent.summarizer_params),
         }
     spec["context_manager"] = {"type": agent.binding.type, "params": params}
+    # The manifest's own field order, wherever the binding came from (so a recompile of
+    # the output prints the same text).
+    spec = {name: spec[name] for name in type(manifest.spec).model_fields if name in spec}
     return {
         "apiVersion": manifest.api_version,
         "kind": manifest.kind,
@@ -181,11 +185,3 @@ def compiled_document(agent: CompiledAgent, manifests: ManifestSet) -> dict[str,
         "status": resolution(agent, manifests),
     }
 
-
-def _autos(value: Any) -> Any:
-    # A None param means "resolved at run time"; print it the way the spec writes it.
-    if isinstance(value, dict):
-        return {key: _autos(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_autos(item) for item in value]
-    return AUTO if value is None else value

@@ -26,8 +26,6 @@ from mas.runtime.spec.model_ref import (
     resolve_model,
 )
 
-AUTO = "auto"
-
 
 def rows(models: list[ModelSpec]) -> list[ModelRow]:
     """Manifest ``spec.models[]`` rows as the plain rows model resolution reads."""

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mas.runtime.paths import check_folder_name
+from mas.runtime.spec.auto import AutoInt
 from mas.runtime.spec.binding import Binding
 from mas.runtime.spec.windows import MAX_CONTEXT_WINDOW
 
@@ -45,11 +46,11 @@ class ModelSpec(Strict):
 
     id: str = Field(min_length=1, description="Slot id: main, summarizer, judge or your own.")
     model: str | None = Field(default=None, description="LiteLLM model id, or `any` to inherit.")
-    context_window: int | None = Field(
+    context_window: AutoInt = Field(
         default=None,
         gt=0,
         le=MAX_CONTEXT_WINDOW,
-        description="Input window in tokens; omitted = auto (catalog).",
+        description="Input window in tokens; omitted or `auto` = resolved at run time.",
     )
     max_tokens: int | None = Field(
         default=None,
@@ -188,6 +189,11 @@ class Agent(Envelope):
 
     kind: Literal["Agent"]
     spec: AgentSpec = Field(default_factory=AgentSpec)
+    status: dict[str, Any] | None = Field(
+        default=None,
+        description="What `mas-ctl compile` resolved; ignored when read, so compile "
+        "output loads as it is.",
+    )
 
 
 class AgentRef(Strict):
