@@ -3,7 +3,8 @@
 Spec 003 fixes the orders; each function returns the value with the field that won:
 
 - window: agent ``spec.models[].context_window`` > infra ``generation.context_window`` >
-  catalog entry of the model after infra model mappings > 128,000 with a warning;
+  model facts (LiteLLM's map under the catalog's dated overrides, :mod:`mas.runtime.catalog`)
+  of the model after infra model mappings > 128,000 with a warning;
 - reserve: effective output budget > the binding's ``max_tokens`` > 2,000;
 - pricing: infra ``generation.pricing`` > catalog (after mappings) > unpriced (``None``).
 """
@@ -52,8 +53,8 @@ class WindowChoice:
 
     :ivar value: maximum input tokens.
     :ivar source: ``spec.models[].context_window``, ``infra.generation.context_window``,
-        ``catalog`` (the kernel's file), ``litellm-map <version>`` (LiteLLM's bundled map),
-        or ``fallback``.
+        ``litellm-map <version>`` (LiteLLM's bundled map), ``catalog <as_of>`` (a dated
+        override in the kernel's file), or ``fallback``.
     :ivar warning: set only for the fallback: names the model and the fields to set.
     """
 
