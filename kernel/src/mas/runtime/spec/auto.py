@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 AUTO = "auto"
 """What a manifest writes for a value resolved at run time (a window, a cap, a reserve)."""
@@ -22,7 +22,17 @@ def auto_to_none(value: Any) -> Any:
     return value
 
 
-AutoInt = Annotated[int | None, BeforeValidator(auto_to_none)]
+def _schema_allows_auto(schema: dict[str, Any]) -> None:
+    # JSON Schema of the field: what validation accepts, so an editor accepts `auto` too.
+    # validation folds case and spaces, so the schema does as well.
+    schema.setdefault("anyOf", []).append(
+        {"type": "string", "pattern": r"^\s*[aA][uU][tT][oO]\s*$", "examples": [AUTO]}
+    )
+
+
+AutoInt = Annotated[
+    int | None, BeforeValidator(auto_to_none), Field(json_schema_extra=_schema_allows_auto)
+]
 """A positive integer, or ``auto`` / omitted for the value derived at run time."""
 
 
