@@ -5,9 +5,12 @@ the fake provider whose tokenizer counts each digit as a token."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from mas.runtime.degradation import EXIT_DEGRADED
 from mas.runtime.fakeprovider import closed_base_url, serve
@@ -46,6 +49,7 @@ def _turns(tmp_path: Path, count: int) -> Path:
 
 def test_a_summarizer_on_a_closed_port_makes_the_run_degraded(
     write: Callable[[str, str], Path], mas_ctl: Callable[..., Any], tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     base = closed_base_url()
     infra, overlay = _overlay(write, base, 8192)
@@ -69,6 +73,13 @@ def test_a_summarizer_on_a_closed_port_makes_the_run_degraded(
     assert view["degradation"]["compaction_failures"] == counts["compaction_failures"]
     assert view["last_error_kinds"]["compaction_failures"] == "ModelCallError"
     assert view["compaction_in_progress"] is True
+    # Resuming reads the crash marker and says so.
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="mas.runtime.session.agent"):
+        resumed = mas_ctl("run", EXAMPLE / "agent.yaml", "--infra", infra, "--overlay",
+                          overlay, "--input", _turns(tmp_path, 30), "--out", out, "--quiet")
+    assert resumed.code == EXIT_DEGRADED
+    assert any("its last compaction did not finish" in r.getMessage() for r in caplog.records)
     # Accepted on request: same run, exit 0, still said.
     again = mas_ctl("run", EXAMPLE / "agent.yaml", "--infra", infra, "--overlay", overlay,
                     "--input", _turns(tmp_path, 30), "--out", tmp_path / "run2", "--quiet",
