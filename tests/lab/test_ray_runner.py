@@ -88,9 +88,10 @@ def differences(left: Path, right: Path) -> list[str]:
     other = {p.relative_to(right).as_posix() for p in right.rglob("*") if p.is_file()}
     found = sorted(f"only in one: {name}" for name in names ^ other if name != ".lock")
     for name in sorted(names & other):
-        a, b = (left / name).read_text(), (right / name).read_text()
-        if a == b or name == "report.html":
+        raw_a, raw_b = (left / name).read_bytes(), (right / name).read_bytes()
+        if raw_a == raw_b or name == "report.html":
             continue
+        a, b = raw_a.decode("utf-8", "replace"), raw_b.decode("utf-8", "replace")
         if name.endswith(".jsonl"):
             same = [_normal(json.loads(x)) for x in a.splitlines()] == \
                    [_normal(json.loads(x)) for x in b.splitlines()]

@@ -51,14 +51,22 @@ def write_text(path: Path, text: str) -> Path:
 
     :raises StorageError: the disk is full or the folder unwritable (names the file).
     """
+    return write_bytes(path, mask(text).encode("utf-8"))
+
+
+def write_bytes(path: Path, data: bytes) -> Path:
+    """Write ``data`` atomically, as it is (a session folder's files returned by a worker).
+
+    :raises StorageError: the disk is full or the folder unwritable (names the file).
+    """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
     except OSError as exc:
         raise StorageError.writing(path, exc) from exc
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(mask(text))
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; run folders are meant to be shared
         os.replace(tmp, path)
     except BaseException as exc:

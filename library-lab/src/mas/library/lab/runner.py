@@ -17,7 +17,7 @@ from typing import IO, Any
 from mas.library.lab.executors import SessionExecutor, SessionResult, open_executor
 from mas.library.lab.experiment import LabExperiment
 from mas.library.lab.progress import Progress
-from mas.library.lab.rundir import RunFolder, write_json, write_text
+from mas.library.lab.rundir import RunFolder, write_bytes, write_json, write_text
 from mas.library.lab.sessions import ITEM, TRANSCRIPT, SessionFunction, SessionJob, session_seed
 from mas.runtime.degradation import DEGRADED, FAILED, OK, describe_counts
 from mas.runtime.paths import contained, remove_tree
@@ -143,8 +143,8 @@ def _drive(executor: SessionExecutor, todo: list[tuple[int, SessionJob]],
 def _land(job: SessionJob, result: SessionResult) -> str | None:
     """Write what a remote session returned into its folder; the session's error, if any."""
     if result.files is not None:
-        for relative, text in sorted(result.files.items()):
-            write_text(contained(job.folder, job.folder / relative), text)
+        for relative, data in sorted(result.files.items()):
+            write_bytes(contained(job.folder, job.folder / relative), data)
     if result.error is not None and not (job.folder / TRANSCRIPT).is_file():
         # A worker that died returned nothing: the driver records the failure itself.
         _write_failure(job, result.error)

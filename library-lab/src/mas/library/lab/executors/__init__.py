@@ -35,13 +35,13 @@ class SessionResult:
 
     :ivar error: why it failed (``None``: it finished; its transcript says the rest).
     :ivar seconds: wall time of the session where it ran.
-    :ivar files: the session folder's files (relative path -> text) for the driver to
+    :ivar files: the session folder's files (relative path -> content) for the driver to
         write, or ``None`` when the executor played it in place.
     """
 
     error: str | None
     seconds: float
-    files: dict[str, str] | None = None
+    files: dict[str, bytes] | None = None
 
 
 class SessionExecutor(ABC):

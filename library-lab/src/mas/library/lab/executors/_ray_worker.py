@@ -42,7 +42,7 @@ class FlavourBundle:
 
     name: str
     manifests: ManifestSet
-    files: dict[int, dict[str, str]] = field(default_factory=dict)
+    files: dict[int, dict[str, bytes]] = field(default_factory=dict)
     cache: tuple[Any, str, bool] | None = None
 
 
@@ -55,7 +55,7 @@ class RemoteJob:
     run_index: int
     seed: int
     session_id: str
-    existing: dict[str, str] = field(default_factory=dict)
+    existing: dict[str, bytes] = field(default_factory=dict)
 
 
 class CacheKeeper:
@@ -152,8 +152,7 @@ def play_remote(play: Play, job: RemoteJob, bundle: FlavourBundle) -> SessionRes
         started = time.monotonic()
         error = play(session)
         seconds = time.monotonic() - started
-        files = {path.relative_to(folder).as_posix(): path.read_text(encoding="utf-8")
-                 for path in sorted(folder.rglob("*")) if path.is_file()}
+        files = folder_files(folder)
     return SessionResult(error, seconds, files)
 
 
@@ -167,16 +166,24 @@ def _unpack(bundle: FlavourBundle, root: Path, scratch: Path) -> ManifestSet:
     return manifests
 
 
-def _write_files(folder: Path, files: dict[str, str], limit: Path) -> None:
-    """Write ``files`` (path relative to ``folder`` -> text), never outside ``limit``.
+def folder_files(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (symlinks left out), by ``/``-separated relative path."""
+    if not folder.is_dir():
+        return {}
+    return {path.relative_to(folder).as_posix(): path.read_bytes()
+            for path in sorted(folder.rglob("*")) if path.is_file() and not path.is_symlink()}
+
+
+def _write_files(folder: Path, files: dict[str, bytes], limit: Path) -> None:
+    """Write ``files`` (path relative to ``folder`` -> content), never outside ``limit``.
 
     A skills folder may sit beside its manifest (``../skills``), so the limit is the whole
     scratch folder rather than ``folder`` itself.
     """
     base = limit.resolve()
-    for relative, text in files.items():
+    for relative, data in files.items():
         path = (folder / relative).resolve()
         if not path.is_relative_to(base):
             raise ValueError(f"{relative!r}: leaves the worker's scratch folder")
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        path.write_bytes(data)

@@ -20,6 +20,7 @@ from mas.library.lab.executors._ray_worker import (
     CacheKeeper,
     FlavourBundle,
     RemoteJob,
+    folder_files,
     play_remote,
     plugin_inventory,
 )
@@ -81,12 +82,8 @@ class RayExecutor(SessionExecutor):
 
     def submit(self, key: int, job: SessionJob) -> None:
         """Send ``job`` as a task, with what its folder already holds (a resumed session)."""
-        existing = {}
-        if job.folder.is_dir():
-            existing = {path.relative_to(job.folder).as_posix(): path.read_text(encoding="utf-8")
-                        for path in sorted(job.folder.rglob("*")) if path.is_file()}
         remote = RemoteJob(job.experiment, job.item, job.run_index, job.seed, job.session_id,
-                           existing)
+                           folder_files(job.folder))
         ref = self._task.remote(self._play, remote, self._bundle(job))
         self._running[ref] = key
 
@@ -152,23 +149,10 @@ class RayExecutor(SessionExecutor):
         return self._keepers[path], infra.cache.path, infra.cache.strict
 
 
-def agent_files(home: Path, skills_dir: str) -> dict[str, str]:
-    """The files a session reads beside an agent manifest (its skills), by relative path.
-
-    :raises MasError: a skill file is not UTF-8 text.
-    """
-    folder = home / skills_dir
-    if not folder.is_dir():
-        return {}
-    files = {}
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and not path.is_symlink():
-            try:
-                files[path.relative_to(home).as_posix()] = path.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                raise MasError(f"{path}: not UTF-8 text; the ray backend sends skill files "
-                               "as text") from None
-    return files
+def agent_files(home: Path, skills_dir: str) -> dict[str, bytes]:
+    """The files a session reads beside an agent manifest (its skills), by relative path."""
+    return {f"{skills_dir}/{name}": data
+            for name, data in folder_files(home / skills_dir).items()}
 
 
 def check_cluster(ray: Any, wanted: dict[str, str] | None = None) -> None:
