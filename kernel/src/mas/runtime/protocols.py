@@ -240,8 +240,34 @@ class Summarizer(Protocol):
 
 
 @dataclass(frozen=True)
-class ManagedHistory:
-    """The bounded history a context manager returns for one model call.
+class ArchiveSettings:
+    """What a context manager asks of the session's archive (its ``archive``/``recall`` params).
+
+    :ivar enabled: keep folded messages in the archive at all.
+    :ivar max_messages: messages kept at most (oldest evicted first).
+    :ivar max_bytes: bytes of message JSON kept at most.
+    :ivar recall: offer the model the ``recall_context`` tool.
+    :ivar recall_max_tokens: tokens one recall returns at most.
+    """
+
+    enabled: bool = True
+    max_messages: int = 20_000
+    max_bytes: int = 64 * 1024 * 1024
+    recall: bool = False
+    recall_max_tokens: int = 2_000
+
+
+@runtime_checkable
+class ArchivingManager(Protocol):
+    """A context manager that stores what it folds in an archive the session attaches."""
+
+    archive_settings: ArchiveSettings
+
+    def attach_archive(self, archive: Any) -> None:
+        """Use ``archive`` (a :class:`~mas.runtime.context.archive.Archive`) from now on."""
+        ...
+
+
 @runtime_checkable
 class IdentifierExtractor(Protocol):
     """Finds the identifiers a summary of some messages must keep (codes, amounts, ...)."""

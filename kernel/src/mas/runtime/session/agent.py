@@ -26,6 +26,7 @@ from mas.runtime.events import Event
 from mas.runtime.protocols import ContextManager, Message
 from mas.runtime.runtime import Runtime
 from mas.runtime.session.ledger import ledger_from_state, ledger_to_state
+from mas.runtime.session.recall import open_archive, recall_tool
 from mas.runtime.session.skills import SkillLibrary
 from mas.runtime.session.store import load_state, save_state
 from mas.runtime.session.tools import Tool
@@ -121,6 +122,13 @@ class AgentSession:
         self.calibration.min_observations = self.settings.min_observations
         if self.skills is not None and self.skills.available():
             self.tools = [*self.tools, self.skills.tool()]
+        self.archive = open_archive(self.cm, self.state_path)
+        recall = getattr(self.cm, "archive_settings", None)
+        if self.archive is not None and recall is not None and recall.recall:
+            self.tools = [*self.tools, recall_tool(
+                self.archive, recall.recall_max_tokens,
+                lambda data: self.runtime.emit(Event("recall", data, self.session_id)),
+            )]
         self._by_name = {tool.name: tool for tool in self.tools}
         if self.state_path is not None and Path(self.state_path).is_file():
             self.restore(load_state(self.state_path))

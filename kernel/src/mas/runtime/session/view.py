@@ -19,8 +19,9 @@ class ContextUsageView:
     After a compaction ``estimated_prompt_tokens`` counts the summary baseline plus the
     turns after it (what the next request will carry), while ``cost`` and the cumulative
     token totals keep every call ever made (spec 004). ``accounting`` says where every
-    committed message went on the latest request (sent, summarized, dropped, cut), and
-    ``identifier_check`` totals the summaries' identifier checks.
+    committed message went on the latest request (sent, summarized, dropped, cut),
+    ``identifier_check`` totals the summaries' identifier checks, and ``archive`` says how
+    much folded history is kept for recall (``None`` without an archive).
     """
 
     session_id: str
@@ -58,6 +59,7 @@ class ContextUsageView:
     compaction_in_progress: bool = False
     accounting: dict[str, dict[str, int]] | None = None
     identifier_check: dict[str, int] = field(default_factory=dict)
+    archive: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data."""
@@ -120,6 +122,7 @@ def usage_view(session: AgentSession) -> ContextUsageView:
         compaction_in_progress=bool(getattr(session.cm, "compaction_in_progress", False)),
         accounting=data.get("accounting"),
         identifier_check=dict(getattr(getattr(session.cm, "state", None), "identifiers", {})),
+        archive=session.archive.stats() if session.archive is not None else None,
     )
 
 

@@ -7,7 +7,9 @@
              numbers, names and ``key: value`` lines (``offline/mini``: a lossy one that
              paraphrases identifiers away, as small real models do).
 4. question — the last user message asks something: the best matching fact still present
-             in the request, or "I don't know".
+             in the request, or "I don't know" — unless the request offers
+             ``recall_context``: then it searches the archive first and answers from what
+             comes back.
 5. otherwise — "Noted."
 
 Everything is a pure function of the request, so the same request gets the same answer.
@@ -83,6 +85,8 @@ def respond(
     if scripted:
         return follow_script(messages, last_user or 0, scripted, tools or [])
     if last_user is not None and _tool_results_after(messages, last_user):
+        if _recalled(messages, last_user):
+            return answer_question(messages, message_text(messages[last_user]))
         return Answer(_tool_summary(messages, last_user), rule="tools")
     if _wants_summary(messages, last_user):
         if model == LOSSY_MODEL:
@@ -91,7 +95,10 @@ def respond(
     if last_user is not None:
         question = message_text(messages[last_user])
         if _is_question(question):
-            return answer_question(messages, question)
+            answer = answer_question(messages, question)
+            if answer.text.startswith(DONT_KNOW) and RECALL_TOOL in _tool_names(tools or []):
+                return recall_call(question)
+            return answer
     return Answer("Noted.", rule="statement")
 
 
@@ -192,6 +199,28 @@ def follow_script(
     call_id = "call_" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:16]
     call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
     return Answer("", [call], rule="tools")
+
+
+RECALL_TOOL = "recall_context"
+"""The session's archive search (docs/context.md, "Recall")."""
+
+
+def recall_call(question: str) -> Answer:
+    """Ask the archive for what the question is about: its keywords as the query."""
+    query = " ".join(sorted(keywords(question)))
+    arguments = json.dumps({"query": query}, ensure_ascii=False)
+    call_id = "call_" + hashlib.sha256(f"recall\x1f{question}".encode()).hexdigest()[:16]
+    call = {"id": call_id, "type": "function",
+            "function": {"name": RECALL_TOOL, "arguments": arguments}}
+    return Answer("", [call], rule="recall")
+
+
+def _recalled(messages: list[Message], last_user: int) -> bool:
+    return any(
+        (call.get("function") or {}).get("name") == RECALL_TOOL
+        for m in messages[last_user + 1 :] if m.get("role") == "assistant"
+        for call in m.get("tool_calls") or []
+    )
 
 
 def _tool_names(tools: list[dict[str, Any]]) -> set[str]:

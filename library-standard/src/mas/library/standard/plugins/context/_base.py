@@ -23,8 +23,9 @@ from mas.runtime.context import (
     latest_blocks,
     skill_row,
 )
+from mas.runtime.context.archive import Archive
 from mas.runtime.events import Event
-from mas.runtime.protocols import BindContext, ManagedHistory, Message
+from mas.runtime.protocols import ArchiveSettings, BindContext, ManagedHistory, Message
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
 """Opens the summary block so the model knows what the row is."""
@@ -96,9 +97,12 @@ class FoldingManager:
         self,
         settings: BudgetSettings,
         ctx: BindContext,
+        archive_settings: ArchiveSettings | None = None,
         estimator: TokenEstimator = DEFAULT_ESTIMATOR,
     ) -> None:
         self.budget_settings = settings
+        self.archive_settings = archive_settings or ArchiveSettings()
+        self.archive: Archive | None = None
         self.runtime = ctx.runtime
         self.agent_name = ctx.agent_name
         self.pin_activated = ctx.pin_activated
@@ -160,6 +164,10 @@ class FoldingManager:
 
     # -- folding ---------------------------------------------------------------------
 
+    def attach_archive(self, archive: Archive) -> None:
+        """Store the original of every message folded from now on in ``archive``."""
+        self.archive = archive
+
     def retained_after_fold(self, history: History, start: int, stop: int) -> dict[str, str]:
         """The retained skills once ``[start, stop)`` is folded (state left unchanged)."""
         found = dict(self.state.skills)
@@ -177,6 +185,8 @@ class FoldingManager:
             st.dropped_tokens += st.summarized_tokens
             st.summarized_messages = st.summarized_tokens = 0
         if stop > start:
+            if self.archive is not None:
+                self.archive.add(start, history.originals(start, stop))
             count, tokens = stop - start, history.tokens_between(start, stop)
             if summary is None:
                 st.dropped_messages += count

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mas.runtime.context import BudgetSettings, Trigger
+from mas.runtime.protocols import ArchiveSettings
 from mas.runtime.spec.auto import AutoInt as AutoInt  # re-exported: conversation.py uses it
 from mas.runtime.spec.windows import MAX_CONTEXT_WINDOW
 
@@ -70,3 +71,40 @@ def budget_settings(
         summary_threshold=summary_threshold,
         trigger=trigger.to_trigger() if trigger is not None else None,
     )
+
+
+class ArchiveParams(BaseModel):
+    """``archive``: folded messages kept in the session's store for recall."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(default=True, description="Keep folded messages in the archive.")
+    max_messages: int = Field(
+        default=20_000, ge=1, description="Messages kept at most; the oldest are evicted."
+    )
+    max_bytes: int = Field(
+        default=64 * 1024 * 1024, ge=1024, description="Bytes of message JSON kept at most."
+    )
+
+
+class RecallFields(BaseModel):
+    """The ``recall`` and ``archive`` params every standard context manager takes."""
+
+    recall: bool = Field(
+        default=False,
+        description="Offer the model a recall_context tool that searches folded messages.",
+    )
+    recall_max_tokens: int = Field(
+        default=2_000, ge=64, description="Tokens one recall returns at most."
+    )
+    archive: ArchiveParams = Field(default_factory=ArchiveParams)
+
+    def archive_settings(self) -> ArchiveSettings:
+        """The kernel's :class:`~mas.runtime.protocols.ArchiveSettings` for these params."""
+        return ArchiveSettings(
+            enabled=self.archive.enabled or self.recall,
+            max_messages=self.archive.max_messages,
+            max_bytes=self.archive.max_bytes,
+            recall=self.recall,
+            recall_max_tokens=self.recall_max_tokens,
+        )

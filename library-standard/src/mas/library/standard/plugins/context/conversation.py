@@ -23,7 +23,7 @@ import traceback
 from dataclasses import replace
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from mas.runtime.context import ContextBudget, History, mask_skills
 from mas.runtime.protocols import (
@@ -38,7 +38,7 @@ from mas.runtime.protocols import (
 from mas.runtime.spec.binding import Binding, bind
 
 from ._base import FoldingManager, summary_row
-from ._params import AutoInt, TriggerParams, TrimmerParams, budget_settings
+from ._params import AutoInt, RecallFields, TriggerParams, TrimmerParams, budget_settings
 from .identifier_check import IdentifierCheck, SummaryFit
 from .identifiers import missing_from
 from .pruning import PruneReport, PruningParams, ToolResultPruner
@@ -49,7 +49,7 @@ MIN_SUMMARY_ROOM = 256
 """The summary block's room is never under this (unless half the history limit is)."""
 
 
-class SummarisingParams(BaseModel):
+class SummarisingParams(RecallFields):
     """Params of ``summarising`` (defaults from spec 000's table)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -108,6 +108,7 @@ class SummarisingContextManager(FoldingManager):
                 trigger=params.trigger,
             ),
             ctx,
+            params.archive_settings(),
         )
         self.params = params
         self.summarizer = bind("summarizer", params.summarizer, ctx.at("params", "summarizer"))

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from mas.runtime.context import ContextBudget, History
 from mas.runtime.protocols import BindContext, ManagedHistory, SummaryEngine
 
 from ._base import FoldingManager
-from ._params import TrimmerParams, budget_settings
+from ._params import RecallFields, TrimmerParams, budget_settings
 
 
-class SlidingWindowParams(BaseModel):
+class SlidingWindowParams(RecallFields):
     """Params of ``sliding_window``."""
 
     model_config = ConfigDict(extra="forbid")
@@ -44,7 +44,7 @@ class SlidingWindowContextManager(FoldingManager):
     """Keeps the newest user turns whole and drops older ones."""
 
     def __init__(self, params: SlidingWindowParams, ctx: BindContext) -> None:
-        super().__init__(budget_settings(params.trimmer), ctx)
+        super().__init__(budget_settings(params.trimmer), ctx, params.archive_settings())
         self.params = params
 
     def manage_history(

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from mas.runtime.context import ContextBudget, History, safe_cut
 from mas.runtime.protocols import BindContext, ManagedHistory, SummaryEngine
 
 from ._base import FoldingManager
-from ._params import TrimmerParams, budget_settings
+from ._params import RecallFields, TrimmerParams, budget_settings
 
 
-class StackParams(BaseModel):
+class StackParams(RecallFields):
     """Params of ``stack``."""
 
     model_config = ConfigDict(extra="forbid")
@@ -33,7 +33,7 @@ class StackContextManager(FoldingManager):
     """Keeps everything, or the newest ``max_messages`` with a pair-safe cut."""
 
     def __init__(self, params: StackParams, ctx: BindContext) -> None:
-        super().__init__(budget_settings(params.trimmer), ctx)
+        super().__init__(budget_settings(params.trimmer), ctx, params.archive_settings())
         self.params = params
 
     def manage_history(

@@ -1,0 +1,96 @@
+"""Issue 10, item 5: folded messages are archived in the session's store, bounded, and an
+opt-in ``recall_context`` tool brings them back — through the real offline model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mas.runtime import Runtime
+from mas.runtime.context.archive import Archive
+from mas.runtime.errors import MasError
+from mas.runtime.session.recall import ARCHIVE_FILE, RECALL_TOOL
+
+FACT = "The warehouse door code is KX-5521."
+FILLER = "Noted, thanks. " + "We talked about shipping schedules and nothing else. " * 12
+
+
+def play(session, turns: int = 30) -> list[str]:
+    answers = [session.send(FACT).answer]
+    answers += [session.send(f"Turn {i}. {FILLER}").answer for i in range(turns)]
+    answers.append(session.send("What is the warehouse door code?").answer)
+    return answers
+
+
+def test_the_archive_keeps_originals_searchable_bounded_and_once() -> None:
+    archive = Archive(max_messages=3)
+    messages = [{"role": "user", "content": "My order id is ORD-7781."},
+                {"role": "assistant", "content": "Noted."}]
+    assert archive.add(0, messages) == 2
+    assert archive.add(0, messages) == 0, "a resumed session re-folding writes nothing twice"
+    assert archive.search("ORD-7781", max_tokens=100) == [(0, messages[0])]
+    assert archive.search("what was my order id", max_tokens=100)[0][0] == 0
+    assert archive.search('"; drop table messages; --', max_tokens=100) == []
+    archive.add(2, [{"role": "user", "content": f"m{i}"} for i in range(2)])
+    stats = archive.stats()
+    assert stats["messages"] == 3 and stats["evicted"] == 1 and stats["first"] == 1
+
+
+def test_a_large_message_comes_back_shortened_within_the_cap() -> None:
+    archive = Archive()
+    archive.add(0, [{"role": "tool", "tool_call_id": "c", "content": "ZQ-1 " + "x" * 40_000}])
+    [(_, message)] = archive.search("ZQ-1", max_tokens=200)
+    assert archive.estimator.message(message) <= 200 and "omitted" in message["content"]
+
+
+def test_recall_brings_back_a_fact_the_summary_lost(make_session, tmp_path: Path) -> None:
+    """The drop summarizer keeps nothing; with recall the offline model searches the
+    archive when the fact is not in its prompt, and answers from it."""
+    runtime = Runtime.create()
+    events = []
+    runtime.add_listener(events.append)
+    session = make_session(
+        window=3000, params="{keep_turns: 2, summarizer: drop, recall: true}",
+        runtime=runtime, state=tmp_path / "run" / "session.json",
+    )
+    assert RECALL_TOOL in [t.name for t in session.tools]
+    answers = play(session)
+    assert "KX-5521" in answers[-1]
+    recalls = [e for e in events if e.name == "recall"]
+    assert recalls and recalls[-1].data["found"] >= 1
+    assert set(recalls[-1].data) == {"terms", "found", "tokens"}, "counts only, no text"
+    view = session.inspect_context()
+    assert view.archive["messages"] >= 2 and (tmp_path / "run" / ARCHIVE_FILE).is_file()
+    assert view.accounting["dropped"]["messages"] > 0 and view.accounting["cut"]["messages"] == 0
+
+
+def test_without_recall_the_fact_is_gone_and_no_tool_is_offered(make_session) -> None:
+    session = make_session(window=3000, params="{keep_turns: 2, summarizer: drop}")
+    assert RECALL_TOOL not in [t.name for t in session.tools]
+    assert "KX-5521" not in play(session)[-1]
+    assert session.inspect_context().archive["messages"] > 0, "archived even without recall"
+
+
+def test_archive_off_keeps_nothing(make_session) -> None:
+    session = make_session(window=3000,
+                           params="{keep_turns: 2, summarizer: drop, archive: {enabled: false}}")
+    play(session, 5)
+    assert session.archive is None and session.inspect_context().archive is None
+
+
+def test_a_planted_archive_symlink_is_refused(make_session, tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    target = tmp_path / "elsewhere.sqlite"
+    target.write_text("keep me")
+    (folder / ARCHIVE_FILE).symlink_to(target)
+    with pytest.raises(MasError, match="symbolic link"):
+        make_session(window=3000, params="{keep_turns: 2, recall: true}",
+                     state=folder / "session.json")
+    assert target.read_text() == "keep me"
+
+
+def test_recall_params_are_validated(make_session) -> None:
+    with pytest.raises(MasError, match="recall_max_tokens"):
+        make_session(params="{recall: true, recall_max_tokens: 3}")
