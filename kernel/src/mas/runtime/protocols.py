@@ -189,23 +189,23 @@ class SummaryRequest:
     :ivar window: the agent's resolved input window, the fallback bound on the
         summarizer's own input when its model's window is unknown.
     :ivar session_id: the session being compacted.
-    """
-
-    messages: list[Message]
     :ivar max_summary_tokens: the room the context manager has for the summary block;
         a summarizer keeps its summary within it (``None``: its own cap only).
     :ivar must_include: identifiers the summary must quote verbatim (the identifier
         check's re-ask lists what a first summary left out).
+    """
+
+    messages: list[Message]
     previous_summary: str | None = None
     system: str | None = None
     tools: list[dict[str, Any]] | None = None
     window: int | None = None
     session_id: str = ""
+    max_summary_tokens: int | None = None
+    must_include: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
-    max_summary_tokens: int | None = None
-    must_include: tuple[str, ...] = ()
 class SummaryResult:
     """What a summarizer produced.
 
@@ -277,6 +277,9 @@ class IdentifierExtractor(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class ManagedHistory:
+    """The bounded history a context manager returns for one model call.
 
     :ivar messages: summary row (if any), retained skill rows (if sent), recent messages.
     :ivar tokens: estimated tokens of ``messages``.
@@ -288,11 +291,11 @@ class IdentifierExtractor(Protocol):
     :ivar metadata: the compaction metadata when ``compacted``, else ``None``.
     :ivar message_tokens: per-message estimates aligned with ``messages`` when the manager
         has them cached (the final trim then skips re-estimating); ``None`` otherwise.
+    :ivar ledger: what the manager has folded out of live history, summarized or dropped
+        (``None``: everything it left out counts as dropped by its policy).
     """
 
     messages: list[Message]
-    :ivar ledger: what the manager has folded out of live history, summarized or dropped
-        (``None``: everything it left out counts as dropped by its policy).
     tokens: int
     summary_rows: int = 0
     skill_rows: tuple[int, ...] = ()
@@ -300,15 +303,15 @@ class IdentifierExtractor(Protocol):
     llm_called: bool = False
     metadata: dict[str, Any] | None = None
     message_tokens: list[int] | None = None
-
-
-@runtime_checkable
     ledger: FoldLedger | None = None
 
     @property
     def leading_rows(self) -> int:
         """Rows before the live committed messages (summary block, retained skill rows)."""
         return self.summary_rows + len(self.skill_rows)
+
+
+@runtime_checkable
 class ContextManager(Protocol):
     """A bound history strategy (``summarising``, ``sliding_window``, ``stack``, ...).
 
