@@ -4,6 +4,7 @@ resuming to the same results, and the start-up plugin check."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -113,8 +114,12 @@ def both(cluster: str, tmp_path_factory: pytest.TempPathFactory, runtime: Runtim
     cold_provider()
     local = run_experiment(runtime, path, runs_root=root / "local")
     cold_provider()
-    on_ray = run_experiment(runtime, path, runs_root=root / "ray", backend="ray")
+    progress = io.StringIO()
+    on_ray = run_experiment(runtime, path, runs_root=root / "ray", backend="ray", stream=progress)
     assert local.ok and on_ray.ok
+    # The driver draws the same bar as locally (a line a tenth of the way off a terminal).
+    assert "] 6/6 sessions  ETA 0:00" in progress.getvalue()
+    assert "sessions: 6 run in" in progress.getvalue()
     return local.run.path, on_ray.run.path, path
 
 
@@ -218,7 +223,7 @@ from mas.library.lab.sessions import default_session_function
 from mas.runtime import Runtime
 
 def slow(job):
-    time.sleep(2)  # long enough for the test to kill this driver between the sessions
+    time.sleep(1)  # long enough for the test to kill this driver between the sessions
     default_session_function()(job)
 
 run_experiment(Runtime.create(), Path(sys.argv[1]), runs_root=Path(sys.argv[2]), backend="ray",
@@ -270,6 +275,36 @@ def test_a_plugin_missing_on_the_cluster_is_named_before_any_session(cluster: st
     assert "plugin 'driver_only' (mas-driver-only 0.1) is not installed" in message
     assert f"plugin {name!r} is {dist}, the driver has {dist}.post1" in message
     assert "Install the same distributions and plugins on every node" in message
+
+
+def test_bad_runner_input_is_one_line_and_exit_2(tmp_path: Path, make_experiment: Any,
+                                                  mas_ctl: Any) -> None:
+    path = make_experiment(tmp_path / "exp")
+    bad = mas_ctl("lab", "run", path, "--backend", "spark")
+    assert bad.code == 2 and "'spark' is not one of 'local', 'ray'" in bad.err
+    lonely = mas_ctl("lab", "run", path, "--address", "auto", "--runs-dir", tmp_path / "runs")
+    assert lonely.code == 2 and "Traceback" not in lonely.err
+    assert "--address: only the ray backend joins a cluster" in lonely.err
+    path.write_text(path.read_text() + "  runner: {backend: ray, num_cpus_per_session: 0}\n")
+    zero = mas_ctl("lab", "run", path, "--runs-dir", tmp_path / "runs")
+    assert zero.code == 2 and "Traceback" not in zero.err
+    assert "experiment.runner.num_cpus_per_session" in zero.err and "(got 0)" in zero.err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_the_command_line_wins_over_the_experiment_file(
+        tmp_path: Path, runtime: Runtime, make_experiment: Any) -> None:
+    from mas.library.lab.experiment import load_lab_experiment
+    from mas.library.lab.lab import runner_settings
+
+    path = make_experiment(tmp_path / "exp", extra="  runner: {backend: ray, address: auto, "
+                                                   "num_cpus_per_session: 0.5}\n")
+    loaded = load_lab_experiment(runtime, path)
+    assert runner_settings(loaded, path).model_dump() == {
+        "backend": "ray", "address": "auto", "num_cpus_per_session": 0.5}
+    assert runner_settings(loaded, path, address="10.0.0.1:6379").address == "10.0.0.1:6379"
+    local = runner_settings(loaded, path, backend="local")
+    assert local.backend == "local" and local.address is None
 
 
 def test_without_ray_the_error_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
