@@ -35,7 +35,7 @@ def test_the_dataset_stresses_context_management() -> None:
     dataset = load_dataset(EXAMPLE / "dataset.jsonl")
     assert len(dataset.items) >= 12
     for item in dataset.items:
-        assert 30 <= len(item.turns) <= 120
+        assert 30 <= len(item.turns) <= 140
         first, last = item.turn(0).user, item.turn(len(item.turns) - 1).user
         # The key fact is planted in the first turn and asked for in the last one.
         assert all(fact in first for fact in item.expected_facts)
@@ -52,6 +52,23 @@ def test_the_dataset_stresses_context_management() -> None:
         assert kinds == {"planted", "tool_output", "skill"}
         for probe in item.probes:
             assert item.turn(probe.turn).user.endswith("?")
+
+
+def test_the_long_items_hold_several_windows_of_history() -> None:
+    from mas.runtime.context.estimate import DEFAULT_ESTIMATOR
+
+    dataset = load_dataset(EXAMPLE / "dataset.jsonl")
+    long = [item for item in dataset.items if item.id.endswith("-long")]
+    assert len(long) == 3
+    for item in long:
+        scripted = []
+        for i in range(len(item.turns)):
+            turn = item.turn(i)
+            scripted.append({"role": "user", "content": turn.user})
+            scripted += [{"role": "tool", "content": str(v)} for v in turn.tool_results.values()]
+        # The scripted input alone is at least twice the agent's 32k window (the replies add
+        # more), so no strategy can send the whole history.
+        assert DEFAULT_ESTIMATOR.messages(scripted) > 2 * 32_000, item.id
 
 
 def test_skill_probes_name_facts_of_shipped_skills() -> None:

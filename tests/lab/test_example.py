@@ -23,7 +23,7 @@ def test_the_example_compiles_four_flavours(runtime: Runtime) -> None:
     assert cheap is not None and (cheap.model, cheap.source) == ("offline/mini", "override")
     assert bound["summarising"][1] is not None and bound["summarising"][1].model == "offline/default"
     assert all(f.manifests.infra is not None for f in experiment.flavours)  # priced offline calls
-    assert len(experiment.items) == 12
+    assert len(experiment.items) == 15  # 12 sessions, and 3 several windows long
 
 
 def test_the_example_runs_offline_and_prices_its_calls(runtime: Runtime, tmp_path: Path) -> None:
@@ -34,7 +34,9 @@ def test_the_example_runs_offline_and_prices_its_calls(runtime: Runtime, tmp_pat
     assert results["summarising"]["FactRecall"]["mean"] == 1.0
     assert results["sliding_window"]["FactRecall"]["mean"] == 0.0
     assert results["summarising"]["Cost"]["mean"] > 0 and results["summarising"]["SummarizerCalls"]["mean"] >= 1
-    assert (outcome.run.path / "plots" / "cost_vs_score.svg").is_file()
+    assert (outcome.run.path / "plots" / "score_vs_cost.svg").is_file()
+    html = (outcome.run.path / "report.html").read_text()
+    assert "cost USD (offline model at hosted rates)" in html  # the cost says how it is priced
     judge = outcome.records["eval_mce"].metadata
     assert judge["judge_model"] == "offline/default" and judge["judge_calls"] >= 2
     assert judge["judge_cost"] > 0  # the jury goes through the same priced infra

@@ -37,36 +37,72 @@ def _series(path: Path) -> list[str]:
 
 def test_each_plot_exists_is_substantial_and_has_one_series_per_flavour(report_run: Path) -> None:
     flavours = ["summarising", "sliding_window", "stack"]
-    for name in ("context_fill.svg", "cost_vs_score.svg", "summarizer_calls.svg"):
+    for name in ("score_vs_cost.svg", "context_fill.svg", "distribution_ProbeRecall.svg",
+                 "distribution_FactRecall.svg", "distribution_PromptTokens.svg",
+                 "summarizer_calls.svg"):
         path = report_run / "plots" / name
         assert path.stat().st_size > 1500, name
         assert _series(path) == flavours, name
 
 
-def test_context_fill_has_points_per_turn_a_window_and_compaction_rings(report_run: Path) -> None:
+def test_context_fill_draws_every_session_and_the_trigger(report_run: Path) -> None:
     tree = ET.parse(report_run / "plots" / "context_fill.svg")
     groups = {g.get("data-series"): g for g in tree.iter(f"{SVG}g") if g.get("class") == "series"}
-    # the longest item (12 turns) is plotted: one dot per turn in every flavour
-    dots = {name: [c for c in g.iter(f"{SVG}circle") if c.get("class") != "marker"] for name, g in groups.items()}
-    assert {name: len(d) for name, d in dots.items()} == {"summarising": 12, "sliding_window": 12, "stack": 12}
+    # every session of every flavour is a line: two items each
+    lines = {name: [p for p in g.iter(f"{SVG}polyline") if p.get("class") == "segment"]
+             for name, g in groups.items()}
+    assert {name: len(found) for name, found in lines.items()} == {
+        "summarising": 2, "sliding_window": 2, "stack": 2}
+    # the longer item has one point per turn (12 turns)
+    assert max(len(p.get("points").split()) for p in lines["stack"]) == 12
     rings = [c for c in groups["summarising"].iter(f"{SVG}circle") if c.get("class") == "marker"]
     assert rings and not [c for c in groups["stack"].iter(f"{SVG}circle") if c.get("class") == "marker"]
     references = [g.get("data-reference") for g in tree.iter(f"{SVG}g") if g.get("class") == "reference"]
-    assert references == ["window 8,000"]
+    # where summarising compacts (its summary_threshold), not the window; only it compacted
+    assert references[0] == "soft trigger 400 (summarising)"
+    assert references[1].startswith("hard request budget ~")
+
+
+def test_headline_axis_is_the_share_range_and_cost_starts_at_zero(report_run: Path) -> None:
+    tree = ET.parse(report_run / "plots" / "score_vs_cost.svg")
+    labels = [t.text for t in tree.iter(f"{SVG}text")]
+    assert labels[0].startswith("ProbeRecall against prompt tokens")
+    ticks = [float(t) for t in labels if t and re.fullmatch(r"-?[0-9.]+", t)]
+    assert min(ticks) == 0 and max(t for t in ticks if t <= 1.0) == 1.0
+    assert "-0.25" not in labels and "1.25" not in labels  # never past the ends of a share
 
 
 def test_report_html_embeds_the_plots_the_table_and_the_claims(report_run: Path) -> None:
     html = (report_run / "report.html").read_text()
-    assert html.count("<svg") == 3
+    assert html.count("<svg") == 6
     assert "FactRecall (final answer)" in html and "pair-safety violations" in html
+    assert "<th>better</th>" in html and "<td>lower</td>" in html
     assert "stack has a higher FactRecall than sliding_window: holds" in html
     assert "cost is 0 for every flavour" in html  # the offline model is free, and the page says so
+    assert "the 2 paired differences" in html  # the differences behind each claim
+    assert "href='sessions/stack/a-01/run-0/'" in html
+    assert "summary_threshold: 400" in html and "offline/default" in html  # flavour config
+    assert "mas-runtime " in html  # package versions
     table = (report_run / "results.txt").read_text()
     assert table.splitlines()[0].split() == ["metric", "(mean", "[95%", "interval])", "better",
                                              "summarising", "sliding_window", "stack"]
     for label in ("prompt tokens (agent turns)", "summarizer calls", "summarizer tokens", "LLM calls",
                   "cost USD", "cache-hit rate (prompt)", "compactions", "GoalSuccessRate"):
         assert label in table
+
+
+def test_the_table_is_exported_as_csv_and_json(report_run: Path) -> None:
+    import csv
+    import json
+
+    rows = json.loads((report_run / "results_table.json").read_text())
+    with (report_run / "results_table.csv").open() as handle:
+        from_csv = list(csv.DictReader(handle))
+    assert len(rows) == len(from_csv) > 10
+    first = rows[0]
+    assert (first["metric"], first["better"], first["method"]) == ("FactRecall", "higher", "wilson")
+    assert from_csv[0]["flavour"] == first["flavour"] and float(from_csv[0]["mean"]) == first["mean"]
+    assert {r["flavour"] for r in rows} == {"summarising", "sliding_window", "stack"}
 
 
 def test_claims_are_checked_honestly() -> None:

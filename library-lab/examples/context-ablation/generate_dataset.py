@@ -32,6 +32,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DEFAULT_SEED = 20261130
 TURN_COUNTS = (30, 34, 40, 46, 52, 58, 64, 72, 80, 92, 104, 120)
+LONG_TURN_COUNTS = (100, 120, 140)
+"""Long items: their history reaches several times the 32k window, through frequent large
+tool outputs, so every strategy must drop, fold or cut."""
+LONG_TOOL_EVERY = 3
+"""In a long item, one turn in this many pulls a large tool output..."""
+LONG_TOOL_LINES = (90, 140)
+"""...of this many log lines (a short item's extra outputs have 30-60)."""
 
 FIRST = [
     "Marta",
@@ -206,8 +213,10 @@ def log_output(rng: random.Random, lines: int, planted: str | None) -> str:
     return "\n".join(rows)
 
 
-def make_item(index: int, turns: int, rng: random.Random) -> dict[str, object]:
-    """One scripted session of ``turns`` user turns."""
+def make_item(index: int, turns: int, rng: random.Random, *,
+              long: bool = False) -> dict[str, object]:
+    """One scripted session of ``turns`` user turns (``long``: a large tool output every
+    :data:`LONG_TOOL_EVERY` turns instead of one every twenty)."""
     name = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
     key_sentence, key_question, prefix = KEY_FACTS[index % len(KEY_FACTS)]
     key_id = f"{prefix}-{rng.randint(10000, 99999)}"
@@ -260,12 +269,14 @@ def make_item(index: int, turns: int, rng: random.Random) -> dict[str, object]:
     script[ask] = skill_question
     probes.append({"turn": ask, "expected": [skill_answer], "kind": "skill"})
 
-    for _ in range(max(2, turns // 20)):
+    extras = turns // LONG_TOOL_EVERY if long else max(2, turns // 20)
+    lines = LONG_TOOL_LINES if long else (30, 60)
+    for _ in range(extras):
         slot = _pick(free, rng, turns, 0.1, 0.9)
         extra = "fetch_metrics" if rng.random() < 0.5 else "fetch_audit_log"
         script[slot] = {
             "user": f"Attach the raw numbers.\nCALL {extra} {json.dumps({'page': slot})}",
-            "tool_results": {extra: log_output(rng, rng.randint(30, 60), None)},
+            "tool_results": {extra: log_output(rng, rng.randint(*lines), None)},
         }
     for slot in list(free):
         script[slot] = (
@@ -276,7 +287,7 @@ def make_item(index: int, turns: int, rng: random.Random) -> dict[str, object]:
         free.remove(slot)
     script[turns - 1] = key_question.format(id=key_id)
     return {
-        "id": f"ablation-{index + 1:02d}",
+        "id": f"ablation-{index + 1:02d}" + ("-long" if long else ""),
         "turns": script,
         # The id is in the question itself, so only what the question does not say counts.
         "expected_facts": [amount, name],
@@ -295,7 +306,12 @@ def _pick(free: list[int], rng: random.Random, turns: int, low: float, high: flo
 def generate(seed: int = DEFAULT_SEED) -> list[dict[str, object]]:
     """Every item, in order, for ``seed``."""
     rng = random.Random(seed)
-    return [make_item(i, n, rng) for i, n in enumerate(TURN_COUNTS)]
+    items = [make_item(i, n, rng) for i, n in enumerate(TURN_COUNTS)]
+    # Drawn after the short items, so adding them left the short items byte for byte as
+    # they were.
+    items += [make_item(len(TURN_COUNTS) + i, n, rng, long=True)
+              for i, n in enumerate(LONG_TURN_COUNTS)]
+    return items
 
 
 def main() -> None:

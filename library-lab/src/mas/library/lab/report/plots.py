@@ -1,70 +1,92 @@
-"""The three report plots, from ``results.json`` and ``trajectories.jsonl``.
+"""The report plots, from ``results.json`` and ``trajectories.jsonl``.
 
-- ``context_fill.svg``: estimated request tokens per turn vs the window, compactions
-  ringed, for one session per flavour (the same item in every flavour: the longest one
-  that finished everywhere);
-- ``cost_vs_score.svg``: per flavour, mean cost (prompt tokens when every call was free)
-  against the mean score with its 95% interval;
+- ``score_vs_cost.svg`` (the headline): per flavour, mean ProbeRecall (else FactRecall,
+  else GoalSuccessRate) with its 95% interval against the mean cost per session (prompt
+  tokens when every call was free); the score axis is the share's own range, 0 to 1;
+- ``context_fill.svg``: estimated request tokens per turn for *every* session, one colour
+  per flavour, compactions ringed, with the soft trigger where summarising compacts;
+- ``distribution_<metric>.svg``: each session's value per flavour, for the score and the
+  prompt tokens;
 - ``summarizer_calls.svg``: summarizer calls of every session, grouped by item.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
-from mas.library.lab.report.svg import Series, bar_chart, line_chart
+from mas.library.lab.report.svg import Series, bar_chart, line_chart, strip_chart
 
-SCORE_PREFERENCE = ("FactRecall", "ProbeRecall", "GoalSuccessRate")
+SCORE_PREFERENCE = ("ProbeRecall", "FactRecall", "GoalSuccessRate")
+SHARES = frozenset({"ProbeRecall", "FactRecall", "GoalSuccessRate", "PromptCacheRate"})
+"""Result ids whose values are shares of a whole: their axis is 0 to 1."""
+DISTRIBUTIONS = ("ProbeRecall", "FactRecall", "PromptTokens")
 
 
-def fill_item(trajectories: list[dict[str, Any]], flavours: list[str]) -> str | None:
-    """The item plotted for context fill: finished in every flavour, most turns played."""
-    best: tuple[int, str] | None = None
-    for item in dict.fromkeys(t["item"] for t in trajectories):
-        rows = [t for t in trajectories if t["item"] == item and t.get("run_index") == 0]
-        finished = {t["flavour"] for t in rows if t.get("status") == "ok" and t.get("fill")}
-        if finished >= set(flavours):
-            turns = max(len(t["fill"]) for t in rows)
-            if best is None or turns > best[0]:
-                best = (turns, item)
-    return best[1] if best else None
+def _sessions(trajectories: list[dict[str, Any]], flavour: str) -> list[dict[str, Any]]:
+    return [t for t in trajectories if t["flavour"] == flavour and t.get("fill")]
+
+
+def triggers(trajectories: list[dict[str, Any]], flavours: list[str]) -> dict[int, list[str]]:
+    """Soft trigger (tokens) -> the flavours that compacted at it (their usual trigger)."""
+    found: dict[int, list[str]] = {}
+    for flavour in flavours:
+        rows = _sessions(trajectories, flavour)
+        if not any(turn.get("compactions") for row in rows for turn in row["fill"]):
+            continue  # a trigger only matters where compaction happens
+        counts = Counter(int(turn["soft_trigger"]) for row in rows for turn in row["fill"]
+                         if turn.get("soft_trigger"))
+        if counts:
+            found.setdefault(counts.most_common(1)[0][0], []).append(flavour)
+    return found
 
 
 def context_fill_plot(trajectories: list[dict[str, Any]], flavours: list[str]) -> str | None:
-    """The context-fill chart, or ``None`` when no item finished in every flavour."""
-    item = fill_item(trajectories, flavours)
-    if item is None:
-        return None
-    series, windows = [], {}
+    """Every session's context fill, or ``None`` when no session recorded any."""
+    series = []
     for flavour in flavours:
-        row = next(t for t in trajectories if t["item"] == item and t["flavour"] == flavour
-                   and t.get("run_index") == 0)
-        fill = row["fill"]
-        points = [(float(turn["turn"]), float(turn["estimated_tokens"])) for turn in fill]
-        markers = [(float(turn["turn"]), float(turn["estimated_tokens"])) for turn in fill
-                   if turn.get("compactions")]
-        series.append(Series(flavour, points, markers))
-        for turn in fill[-1:]:
-            if turn.get("window"):
-                windows[int(turn["window"])] = flavour
-    references = [(f"window {w:,}", float(w)) for w in sorted(windows)]
-    return line_chart(f"Context fill per turn — item {item} (rings: compactions)", "user turn",
-                      "estimated request tokens", series, references=references)
+        rows = _sessions(trajectories, flavour)
+        if not rows:
+            continue
+        segments = [[(float(turn["turn"]), float(turn["estimated_tokens"])) for turn in row["fill"]]
+                    for row in rows]
+        markers = [(float(turn["turn"]), float(turn["estimated_tokens"]))
+                   for row in rows for turn in row["fill"] if turn.get("compactions")]
+        series.append(Series(flavour, [], markers, segments=segments))
+    if not series:
+        return None
+    references = [(f"soft trigger {value:,} ({', '.join(names)})", float(value))
+                  for value, names in sorted(triggers(trajectories, flavours).items())]
+    budgets = Counter(int(turn["hard_budget"]) for row in trajectories
+                      for turn in row.get("fill") or [] if turn.get("hard_budget"))
+    if budgets:
+        references.append((f"hard request budget ~{budgets.most_common(1)[0][0]:,}",
+                           float(budgets.most_common(1)[0][0])))
+    sessions = sum(len(s.segments) for s in series)
+    return line_chart(f"Context fill per turn, all {sessions} sessions (rings: compactions)",
+                      "user turn", "estimated request tokens", series, references=references)
 
 
 def score_metric(results: dict[str, Any]) -> str | None:
-    """The score plotted against cost: FactRecall, else ProbeRecall, else GoalSuccessRate."""
+    """The score of the headline plot: ProbeRecall, else FactRecall, else GoalSuccessRate."""
     present = {m for per in results["metrics"].values() for m in per}
     return next((m for m in SCORE_PREFERENCE if m in present), None)
 
 
-def cost_vs_score_plot(results: dict[str, Any]) -> tuple[str | None, str]:
-    """The cost-vs-score chart and the x quantity it used (``Cost`` or ``PromptTokens``)."""
-    score = score_metric(results)
+def cost_metric(results: dict[str, Any]) -> str:
+    """``Cost`` when any flavour has one, else ``PromptTokens`` (every call was free)."""
     costs = [per.get("Cost", {}).get("mean") or 0 for per in results["metrics"].values()]
-    x_metric = "Cost" if any(costs) else "PromptTokens"
+    return "Cost" if any(costs) else "PromptTokens"
+
+
+def score_vs_cost_plot(results: dict[str, Any], cost_label: str) -> str | None:
+    """The headline chart, or ``None`` without a score.
+
+    :param cost_label: the x axis title (the report says how cost was priced).
+    """
+    score, x_metric = score_metric(results), cost_metric(results)
     if score is None:
-        return None, x_metric
+        return None
     series = []
     for flavour in results["flavours"]:
         per = results["metrics"][flavour]
@@ -73,10 +95,21 @@ def cost_vs_score_plot(results: dict[str, Any]) -> tuple[str | None, str]:
         x, y = float(per[x_metric]["mean"]), per[score]
         errors = [(x, y["low"], y["high"])] if y.get("low") is not None else []
         series.append(Series(flavour, [(x, float(y["mean"]))], errors=errors))
-    x_label = "mean cost per session (USD)" if x_metric == "Cost" else \
-        "mean prompt tokens per session (every call was free)"
-    return line_chart(f"{score} vs {'cost' if x_metric == 'Cost' else 'prompt tokens'} per flavour "
-                      "(bars: 95% CI)", x_label, f"mean {score}", series, scatter=True), x_metric
+    return line_chart(f"{score} against {'cost' if x_metric == 'Cost' else 'prompt tokens'} "
+                      "per flavour (bars: 95% interval; up and left is better)", cost_label,
+                      f"mean {score}", series, scatter=True, x_zero=True, labels=True,
+                      y_range=(0.0, 1.0) if score in SHARES else None)
+
+
+def distribution_plot(results: dict[str, Any], metric: str) -> str | None:
+    """Each session's ``metric`` per flavour, or ``None`` when no flavour has it."""
+    samples = results.get("samples") or {}
+    groups = [(f, list((samples.get(f) or {}).get(metric, {}).values()))
+              for f in results["flavours"]]
+    if not any(values for _, values in groups):
+        return None
+    return strip_chart(f"{metric} per session", metric, groups,
+                       y_range=(0.0, 1.0) if metric in SHARES else None)
 
 
 def summarizer_calls_plot(trajectories: list[dict[str, Any]], flavours: list[str]) -> str:
@@ -92,15 +125,20 @@ def summarizer_calls_plot(trajectories: list[dict[str, Any]], flavours: list[str
                      categories, series)
 
 
-def all_plots(results: dict[str, Any], trajectories: list[dict[str, Any]]) -> dict[str, str]:
-    """File name -> SVG text for every plot the data allow."""
+def all_plots(results: dict[str, Any], trajectories: list[dict[str, Any]],
+              cost_label: str) -> dict[str, str]:
+    """File name -> SVG text for every plot the data allow, the headline first."""
     flavours = results["flavours"]
     plots: dict[str, str] = {}
+    headline = score_vs_cost_plot(results, cost_label)
+    if headline is not None:
+        plots["score_vs_cost.svg"] = headline
     fill = context_fill_plot(trajectories, flavours)
     if fill is not None:
         plots["context_fill.svg"] = fill
-    cost, _ = cost_vs_score_plot(results)
-    if cost is not None:
-        plots["cost_vs_score.svg"] = cost
+    for metric in DISTRIBUTIONS:
+        chart = distribution_plot(results, metric)
+        if chart is not None:
+            plots[f"distribution_{metric}.svg"] = chart
     plots["summarizer_calls.svg"] = summarizer_calls_plot(trajectories, flavours)
     return plots

@@ -24,12 +24,14 @@ class Series:
     :ivar points: (x, y) in data units, drawn as a line (``line_chart``) or dots (``scatter``).
     :ivar markers: points highlighted with a ring (e.g. compactions).
     :ivar errors: (x, low, high) vertical error bars.
+    :ivar segments: more lines of the same series (one per session), drawn thin.
     """
 
     name: str
     points: list[tuple[float, float]]
     markers: list[tuple[float, float]] = field(default_factory=list)
     errors: list[tuple[float, float, float]] = field(default_factory=list)
+    segments: list[list[tuple[float, float]]] = field(default_factory=list)
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -57,15 +59,20 @@ def _label(value: float) -> str:
 class _Frame:
     """Maps data to pixels and draws the axes."""
 
-    def __init__(self, xs: Sequence[float], ys: Sequence[float], *, y_zero: bool = True) -> None:
+    def __init__(self, xs: Sequence[float], ys: Sequence[float], *, y_zero: bool = True,
+                 x_zero: bool = False, y_range: tuple[float, float] | None = None) -> None:
         x_low, x_high = (min(xs), max(xs)) if xs else (0.0, 1.0)
         y_low, y_high = (min(ys), max(ys)) if ys else (0.0, 1.0)
         if y_zero:
             y_low = min(0.0, y_low)
+        if x_zero:
+            x_low = min(0.0, x_low)
         if x_high == x_low:
             x_low, x_high = x_low - 1, x_high + 1
         self.x_ticks = nice_ticks(x_low, x_high)
-        self.y_ticks = nice_ticks(y_low, y_high * 1.05 if y_high > 0 else y_high + 1)
+        # A fixed range (a share: 0 to 1) is drawn as it is, never padded past its ends.
+        self.y_ticks = nice_ticks(*y_range) if y_range else \
+            nice_ticks(y_low, y_high * 1.05 if y_high > 0 else y_high + 1)
         self.x0, self.x1 = self.x_ticks[0], self.x_ticks[-1]
         self.y0, self.y1 = self.y_ticks[0], self.y_ticks[-1]
 
@@ -117,12 +124,22 @@ def _document(title: str, body: list[str], legend: list[tuple[str, str]]) -> str
 
 
 def line_chart(title: str, x_label: str, y_label: str, series: list[Series], *,
-               references: Sequence[tuple[str, float]] = (), scatter: bool = False) -> str:
-    """Lines (or dots, with ``scatter``) per series, ringed markers, error bars, reference lines."""
-    xs = [x for s in series for x, _ in s.points]
-    ys = [y for s in series for _, y in s.points] + [v for _, v in references]
+               references: Sequence[tuple[str, float]] = (), scatter: bool = False,
+               y_range: tuple[float, float] | None = None, x_zero: bool = False,
+               labels: bool = False) -> str:
+    """Lines (or dots, with ``scatter``) per series, ringed markers, error bars, reference lines.
+
+    :param y_range: fixed y axis (e.g. ``(0, 1)`` for a share) instead of one fitted to the data.
+    :param x_zero: start the x axis at 0 (a cost axis), not at the smallest value.
+    :param labels: write each scatter dot's series name beside it.
+    """
+    lines = [p for s in series for p in [s.points, *s.segments]]
+    xs = [x for points in lines for x, _ in points]
+    ys = [y for points in lines for _, y in points] + [v for _, v in references]
     ys += [v for s in series for _, low, high in s.errors for v in (low, high)]
-    frame = _Frame(xs, ys)
+    if labels and xs:
+        xs.append(max(xs) * 1.15)  # room for the name written right of the last dot
+    frame = _Frame(xs, ys, y_range=y_range, x_zero=x_zero)
     body = frame.axes(x_label, y_label)
     for name, value in references:
         y = frame.y(value)
@@ -136,6 +153,10 @@ def line_chart(title: str, x_label: str, y_label: str, series: list[Series], *,
         color = PALETTE[i % len(PALETTE)]
         legend.append((s.name, color))
         parts = [f'<g class="series" data-series="{escape(s.name)}">']
+        for segment in s.segments:
+            path = " ".join(f"{frame.x(x):.1f},{frame.y(y):.1f}" for x, y in segment)
+            parts.append(f'<polyline class="segment" fill="none" stroke="{color}" '
+                         f'stroke-width="1" stroke-opacity="0.55" points="{path}"/>')
         if not scatter and len(s.points) > 1:
             path = " ".join(f"{frame.x(x):.1f},{frame.y(y):.1f}" for x, y in s.points)
             parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.6" '
@@ -150,7 +171,12 @@ def line_chart(title: str, x_label: str, y_label: str, series: list[Series], *,
                          f'fill="{color}"/>')
         for x, y in s.markers:
             parts.append(f'<circle class="marker" cx="{frame.x(x):.1f}" cy="{frame.y(y):.1f}" '
-                         f'r="5" fill="none" stroke="{color}" stroke-width="1.5"/>')
+                         f'r="{3 if s.segments else 5}" fill="none" stroke="{color}" '
+                         'stroke-width="1.2"/>')
+        if scatter and labels:
+            for x, y in s.points:
+                parts.append(f'<text x="{frame.x(x) + 8:.1f}" y="{frame.y(y) - 6:.1f}" '
+                             f'fill="{color}">{escape(s.name)}</text>')
         parts.append("</g>")
         body.extend(parts)
     return _document(title, body, legend)
@@ -182,6 +208,43 @@ def bar_chart(title: str, x_label: str, y_label: str, categories: list[str],
             tip = f"{escape(name)} / {escape(categories[c])}: {value:g}"
             parts.append(f'<rect x="{x:.1f}" y="{top:.1f}" width="{bar:.1f}" '
                          f'height="{height:.1f}" fill="{color}"><title>{tip}</title></rect>')
+        parts.append("</g>")
+        body.extend(parts)
+    return _document(title, body, legend)
+
+
+def strip_chart(title: str, y_label: str, groups: list[tuple[str, list[float]]], *,
+                y_range: tuple[float, float] | None = None) -> str:
+    """One column of dots per group (a flavour's per-session values) with its mean as a bar.
+
+    Dots with equal values are spread sideways in a fixed pattern, so the same data always
+    draws the same picture and no value hides behind another.
+    """
+    values = [v for _, vs in groups for v in vs]
+    frame = _Frame([0.0, float(max(1, len(groups)))], values or [0.0], y_range=y_range)
+    frame.x0, frame.x1 = 0.0, float(max(1, len(groups)))
+    body = frame.axes("flavour (one dot per session, bar: mean)", y_label, x_ticks=False)
+    width = (WIDTH - LEFT - RIGHT) / max(1, len(groups))
+    legend = []
+    for i, (name, vs) in enumerate(groups):
+        color = PALETTE[i % len(PALETTE)]
+        legend.append((name, color))
+        centre = LEFT + width * (i + 0.5)
+        parts = [f'<g class="series" data-series="{escape(name)}">',
+                 f'<text x="{centre:.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">'
+                 f'{escape(name)}</text>']
+        seen: dict[float, int] = {}
+        for value in vs:
+            rank = seen.get(value, 0)
+            seen[value] = rank + 1
+            offset = (rank + 1) // 2 * 5 * (1 if rank % 2 else -1)
+            parts.append(f'<circle cx="{centre + offset:.1f}" cy="{frame.y(value):.1f}" r="3" '
+                         f'fill="{color}" fill-opacity="0.7"><title>{value:g}</title></circle>')
+        if vs:
+            y = frame.y(sum(vs) / len(vs))
+            parts.append(f'<line class="mean" x1="{centre - width * 0.3:.1f}" y1="{y:.1f}" '
+                         f'x2="{centre + width * 0.3:.1f}" y2="{y:.1f}" stroke="#222" '
+                         'stroke-width="2"/>')
         parts.append("</g>")
         body.extend(parts)
     return _document(title, body, legend)

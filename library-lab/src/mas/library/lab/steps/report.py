@@ -1,10 +1,21 @@
-"""``report``: ``report.html`` with the table, the claims and the plots (also in ``plots/``)."""
+"""``report``: ``report.html``, ``plots/*.svg`` and the table's CSV / JSON exports."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from mas.library.lab.report.export import table_rows, to_csv
 from mas.library.lab.report.html import render_html
-from mas.library.lab.report.plots import all_plots, cost_vs_score_plot
-from mas.library.lab.rundir import read_json, write_text
+from mas.library.lab.report.plots import all_plots, cost_metric
+from mas.library.lab.report.sections import (
+    FlavourInfo,
+    claims_section,
+    flavours_section,
+    package_versions,
+    session_folders,
+    sessions_section,
+)
+from mas.library.lab.rundir import read_json, write_json, write_text
 from mas.library.lab.steps import REPORT_FILE, RESULTS_FILE, TRAJECTORIES_FILE, StepContext
 from mas.library.lab.steps.trajectories import read_trajectories
 from mas.runtime.errors import MasError
@@ -12,9 +23,46 @@ from mas.runtime.protocols import StepResult
 from mas.runtime.registry import NoParams
 from mas.runtime.spec.experiment import StepSpec
 
+TABLE_CSV = "results_table.csv"
+TABLE_JSON = "results_table.json"
+OFFLINE_PREFIX = "offline/"
+
+
+def flavour_infos(ctx: StepContext) -> list[FlavourInfo]:
+    """What each flavour ran with, from the loaded experiment (empty when not loaded)."""
+    if ctx.experiment is None:
+        return []
+    found = []
+    for flavour in ctx.experiment.flavours:
+        agent = flavour.agent
+        summarizer = agent.summarizer_model
+        found.append(FlavourInfo(
+            name=flavour.name, context_manager=agent.binding.type,
+            params=agent.params.model_dump(mode="json"), turn_model=agent.turn_model.model,
+            turn_model_source=agent.turn_model.source,
+            summarizer_model=summarizer.model if summarizer else None,
+            summarizer_model_source=summarizer.source if summarizer else None))
+    return found
+
+
+def cost_labels(results: dict[str, Any], flavours: list[FlavourInfo]) -> tuple[str, str, str]:
+    """(table row label, plot axis title, note) saying what the cost column is."""
+    if cost_metric(results) == "PromptTokens":
+        return ("cost USD", "mean prompt tokens per session (every call was free)",
+                "Every model call in this run was free, so cost is 0 for every flavour; the "
+                "headline plot uses prompt tokens instead.")
+    offline = bool(flavours) and all(f.turn_model.startswith(OFFLINE_PREFIX) for f in flavours)
+    if offline:
+        return ("cost USD (offline model at hosted rates)",
+                "mean cost per session, USD (offline model priced at hosted rates)",
+                "Cost: the offline model answered every call here; its tokens are priced at a "
+                "hosted model's list rates (the Infra's generation.pricing), so the cost shows "
+                "what these sessions would cost there, not money spent.")
+    return "cost USD", "mean cost per session (USD)", ""
+
 
 class Report:
-    """Write ``report.html`` and ``plots/*.svg`` from ``results.json`` and the trajectories."""
+    """Write ``report.html``, ``plots/*.svg`` and the table exports from ``results.json``."""
 
     def __init__(self, params: NoParams, spec: StepSpec) -> None:
         self.params = params
@@ -24,20 +72,29 @@ class Report:
         return [REPORT_FILE]
 
     def run(self, ctx: StepContext) -> StepResult:
-        """Render the plots and the page."""
+        """Render the plots, the exports and the page."""
         results = read_json(ctx.path(RESULTS_FILE))
         if not isinstance(results, dict):
             raise MasError(f"{ctx.path(RESULTS_FILE)}: missing or unreadable; run aggregate first")
         trajectories = read_trajectories(ctx.path(TRAJECTORIES_FILE))
-        plots = all_plots(results, trajectories)
+        flavours = flavour_infos(ctx)
+        row_label, axis_label, cost_note = cost_labels(results, flavours)
+        plots = all_plots(results, trajectories, axis_label)
         written = [ctx.run.relative(write_text(ctx.path(f"plots/{name}"), svg))
                    for name, svg in plots.items()]
-        notes = []
-        if "cost_vs_score.svg" in plots and cost_vs_score_plot(results)[1] == "PromptTokens":
-            notes.append("Every model call in this run was free (e.g. the offline model), so "
-                         "cost is 0 for every flavour; the cost plot uses prompt tokens instead.")
+        rows = table_rows(results)
+        written.append(ctx.run.relative(write_text(ctx.path(TABLE_CSV), to_csv(rows))))
+        written.append(ctx.run.relative(write_json(ctx.path(TABLE_JSON), rows)))
+        notes = [cost_note] if cost_note else []
         if "context_fill.svg" not in plots:
-            notes.append("No dataset item finished in every flavour: no context-fill plot.")
-        write_text(ctx.path(REPORT_FILE), render_html(ctx.run.info, results, plots, notes))
+            notes.append("No session recorded its context fill: no context-fill plot.")
+        folders = session_folders(trajectories)
+        page = render_html(
+            ctx.run.info, results, plots, notes, cost_label=row_label,
+            claims=claims_section(results.get("claims") or [], folders),
+            flavours_html=flavours_section(flavours, package_versions()),
+            sessions_html=sessions_section(trajectories, results["flavours"]),
+            exports=(TABLE_CSV, TABLE_JSON, RESULTS_FILE))
+        write_text(ctx.path(REPORT_FILE), page)
         return StepResult([REPORT_FILE, *written], {"plots": sorted(plots)},
                           f"report.html with {len(plots)} plot(s)")

@@ -47,10 +47,11 @@ def contains(answer: str, expected: str) -> bool:
 
 
 def context_fill(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per user turn: the largest estimated request, the window, and compactions in it."""
+    """Per user turn: the largest estimated request, the window, the soft trigger (where a
+    summarising manager compacts; ``None`` for the others) and compactions in it."""
     turns: list[dict[str, Any]] = []
     current: dict[str, Any] = {"estimated_tokens": 0, "window": None, "compactions": 0,
-                               "hard_budget": None}
+                               "hard_budget": None, "soft_trigger": None}
     for event in events:
         name = event.get("event")
         if name == "context.assembled":
@@ -58,12 +59,14 @@ def context_fill(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                               int(event.get("estimated_tokens") or 0))
             current["window"] = event.get("context_window") or current["window"]
             current["hard_budget"] = event.get("hard_budget") or current["hard_budget"]
+            current["soft_trigger"] = event.get("soft_trigger") or current["soft_trigger"]
         elif name == "compaction.stop":
             current["compactions"] += 1
         elif name == "session.turn":
             turns.append({"turn": int(event.get("turn") or len(turns) + 1), **current})
             current = {"estimated_tokens": 0, "window": current["window"], "compactions": 0,
-                       "hard_budget": current["hard_budget"]}
+                       "hard_budget": current["hard_budget"],
+                       "soft_trigger": current["soft_trigger"]}
     return turns
 
 

@@ -1,0 +1,138 @@
+"""The parts of report.html beyond the table: flavours, claims' differences, sessions, exports.
+
+Each function returns an HTML fragment; everything from the run is escaped. Links are
+relative to the run folder (where report.html lives), so the folder can be moved or zipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+from importlib import metadata
+from typing import Any
+
+from mas.library.lab.stats import format_p, format_value
+
+DISTRIBUTIONS = ("mas-runtime", "mas-library-standard", "mas-library-eval", "mas-library-lab",
+                 "litellm", "pluggy", "pydantic")
+"""Packages whose versions the report lists (what computed these numbers)."""
+
+
+@dataclass
+class FlavourInfo:
+    """What a flavour ran with: strategy, params, models and where each model came from."""
+
+    name: str
+    context_manager: str
+    params: dict[str, Any]
+    turn_model: str
+    turn_model_source: str
+    summarizer_model: str | None = None
+    summarizer_model_source: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def package_versions() -> dict[str, str]:
+    """Installed version of each of :data:`DISTRIBUTIONS` (``not installed`` when absent)."""
+    found = {}
+    for name in DISTRIBUTIONS:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def _params(params: dict[str, Any], prefix: str = "") -> list[str]:
+    """``a.b: value`` lines of a nested params mapping."""
+    lines = []
+    for key, value in params.items():
+        if isinstance(value, dict) and value:
+            lines.extend(_params(value, f"{prefix}{key}."))
+        else:
+            lines.append(f"{prefix}{key}: {value}")
+    return lines
+
+
+def flavours_section(flavours: list[FlavourInfo], versions: dict[str, str]) -> str:
+    """One row per flavour (strategy, every param, models) and the package versions."""
+    rows = []
+    for f in flavours:
+        summarizer = (f"{escape(f.summarizer_model)} <span class='note'>"
+                      f"({escape(f.summarizer_model_source or '?')})</span>"
+                      if f.summarizer_model else "none (no model call)")
+        params = "<br>".join(escape(line) for line in _params(f.params)) or "-"
+        rows.append(f"<tr><td>{escape(f.name)}</td><td>{escape(f.context_manager)}</td>"
+                    f"<td class='params'>{params}</td><td>{escape(f.turn_model)} <span "
+                    f"class='note'>({escape(f.turn_model_source)})</span></td>"
+                    f"<td>{summarizer}</td></tr>")
+    packages = ", ".join(f"{escape(name)} {escape(version)}" for name, version in versions.items())
+    return ("<h2 id='flavours'>Flavours</h2><table><tr><th>flavour</th><th>context manager</th>"
+            "<th>params (after overlays)</th><th>turn model (source)</th>"
+            f"<th>summarizer model (source)</th></tr>{''.join(rows)}</table>"
+            f"<p class='note'>Packages: {packages}.</p>")
+
+
+def _session_link(session: str, flavour: str, folders: dict[tuple[str, str], str]) -> str:
+    folder = folders.get((flavour, session))
+    if folder is None:
+        return escape(session)
+    return f"<a href='{escape(folder)}/'>{escape(session)}</a>"
+
+
+def claims_section(claims: list[dict[str, Any]], folders: dict[tuple[str, str], str]) -> str:
+    """Each claim's verdict, effect and interval, and the per-session differences behind it."""
+    parts = []
+    for claim in claims:
+        css = "claim-yes" if claim.get("holds") and claim.get("reliable", True) else "claim-no"
+        parts.append(f"<h3 class='{css}'>{escape(claim['text'])}</h3>")
+        paired = claim.get("paired")
+        if paired:
+            parts.append(
+                f"<p class='note'>effect (mean of {escape(claim['better'])} − "
+                f"{escape(claim['than'])}) {format_value(paired['effect'])}, 95% interval "
+                f"[{format_value(paired['low']) if paired['low'] is not None else '-'}, "
+                f"{format_value(paired['high']) if paired['high'] is not None else '-'}], "
+                f"{paired['wins']} better / {paired['losses']} worse / {paired['ties']} tied, "
+                f"sign test p={format_p(paired['p_value'])}</p>")
+        rows = [f"<tr><td>{_session_link(d['session'], claim['better'], folders)}</td>"
+                f"<td class='n'>{format_value(d['better'])}</td>"
+                f"<td class='n'>{format_value(d['than'])}</td>"
+                f"<td class='n'>{format_value(d['difference'])}</td></tr>"
+                for d in claim.get("differences") or []]
+        if rows:
+            parts.append(f"<details><summary>the {len(rows)} paired differences</summary>"
+                         f"<table><tr><th>session (item#run)</th><th>{escape(claim['better'])}"
+                         f"</th><th>{escape(claim['than'])}</th><th>difference</th></tr>"
+                         f"{''.join(rows)}</table></details>")
+    return "<h2 id='claims'>Claims checked against this run</h2>" + "".join(parts) if parts else ""
+
+
+def sessions_section(trajectories: list[dict[str, Any]], flavours: list[str]) -> str:
+    """Every session: a link to its folder per flavour, its status and headline numbers."""
+    items = list(dict.fromkeys(f"{t['item']}#{t.get('run_index', 0)}" for t in trajectories))
+    by_cell = {(t["flavour"], f"{t['item']}#{t.get('run_index', 0)}"): t for t in trajectories}
+    head = "".join(f"<th>{escape(f)}</th>" for f in flavours)
+    rows = []
+    for item in items:
+        cells = []
+        for flavour in flavours:
+            t = by_cell.get((flavour, item))
+            if t is None:
+                cells.append("<td>-</td>")
+                continue
+            recall = t.get("probe_recall")
+            status = escape(str(t.get("status", "?")))
+            cells.append(f"<td><a href='{escape(t['folder'])}/'>{status}</a> · "
+                         f"{t.get('turns_played', '?')} turns · ProbeRecall "
+                         f"{format_value(recall) if recall is not None else '-'}</td>")
+        rows.append(f"<tr><td>{escape(item)}</td>{''.join(cells)}</tr>")
+    return ("<h2 id='sessions'>Sessions</h2><p class='note'>Each link opens the session's "
+            "run folder (transcript.json, events.jsonl, metrics.json).</p><table><tr>"
+            f"<th>item#run</th>{head}</tr>{''.join(rows)}</table>")
+
+
+def session_folders(trajectories: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+    """(flavour, ``item#run``) -> the session's folder relative to the run folder."""
+    return {(t["flavour"], f"{t['item']}#{t.get('run_index', 0)}"): t["folder"]
+            for t in trajectories if t.get("folder")}
