@@ -34,13 +34,13 @@ TIMING_FIELDS = {"ts", "latency_s", "setup_s", "monotonic_time", "system_time", 
 # The sessions are judged one vote at a time: the judge's simulated provider cache is shared
 # by every vote of the step, so concurrent votes would make cached-token counts depend on
 # thread timing on either backend. The sessions themselves run two at a time.
-POST = ("      - {type: run_sessions, config: {max_concurrency: 2}}\n"
-        "      - {type: eval_mce, config: {max_concurrency: 1}}\n")
+JUDGE = "      - {type: eval_mce, config: {max_concurrency: 1}}\n"
+POST = "      - {type: run_sessions, config: {max_concurrency: 2}}\n" + JUDGE
 
-def experiment(make_experiment: Any, root: Path, name: str) -> Path:
+def experiment(make_experiment: Any, root: Path, name: str, post: str = POST) -> Path:
     """The tiny experiment under its own name: its own session ids, so no process (driver or
     worker) has seen them before in this test run."""
-    path: Path = make_experiment(root, post=POST)
+    path: Path = make_experiment(root, post=post)
     path.write_text(path.read_text().replace("name: tiny", f"name: {name}"))
     return path
 
@@ -223,17 +223,17 @@ from mas.library.lab.sessions import default_session_function
 from mas.runtime import Runtime
 
 def slow(job):
-    time.sleep(1)  # long enough for the test to kill this driver between the sessions
+    time.sleep(1)  # one at a time: the test kills this driver while the second one plays
     default_session_function()(job)
 
 run_experiment(Runtime.create(), Path(sys.argv[1]), runs_root=Path(sys.argv[2]), backend="ray",
-               address=sys.argv[3], session_function=slow, flavours=["stack"])
+               address=sys.argv[3], session_function=slow, flavours=["stack"], max_concurrency=1)
 """
 
 
 def test_a_killed_driver_resumes_to_the_same_results(
         cluster: str, tmp_path: Path, runtime: Runtime, make_experiment: Any) -> None:
-    path = experiment(make_experiment, tmp_path / "exp", "ray-resume")
+    path = experiment(make_experiment, tmp_path / "exp", "ray-resume", post=JUDGE)
     cold_provider()
     local = run_experiment(runtime, path, runs_root=tmp_path / "local",
                            flavours=["stack"]).run.path
