@@ -49,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         lambda: figures.steady_state(5 if q else 25),
         lambda: figures.whole_session(100 if q else 1_000),
         lambda: figures.summarizer_cost(scores, 60 if q else 500),
+        lambda: figures.accounting(scores, 60 if q else 500),
+        lambda: figures.identifier_survival(60 if q else 500),
         lambda: figures.prefix_cache(20 if q else 120),
         figures.cli_startup,
         figures.estimate_accuracy,

@@ -50,22 +50,26 @@ class MasLab(Strategy):
     """A bound mas-lab context manager driven through the incremental session API."""
 
     def __init__(self, label: str, system: str, *, runtime: Runtime | None = None,
-                 window: int = BUDGET) -> None:
+                 window: int = BUDGET, binding: dict[str, Any] | None = None,
+                 engine: Any = None) -> None:
         self.name = f"mas-lab {label}"
-        self.config = str(MAS_LAB[label])
+        raw = binding if binding is not None else MAS_LAB[label]
+        self.config = str(raw)
         self.runtime = runtime or Runtime.create()
         scope = ModelScope.build(agent_models=[ModelRow("main", "bench/fake")])
         ctx = BindContext(runtime=self.runtime, agent_name="bench", model_scope=scope,
                           turn_model=ModelChoice("bench/fake", "spec.models[id=main]", "main"))
-        self.cm = bind("context_manager", Binding.model_validate(MAS_LAB[label]), ctx)
+        self.cm = bind("context_manager", Binding.model_validate(raw), ctx)
         self.history = History(estimator=COUNTER)
         self.parts = [ContextPart("agent", "agent/instructions", system, placement="system",
                                   priority=0, pinned=True)]
-        self.summarizer = FakeSummarizer() if "llm" in label else None
+        self.summarizer = engine or (FakeSummarizer() if "llm" in label else None)
         self.window = window
         self.last: Any = None
         self.dropped_without_summary = 0
         self.forced_summaries = 0  # summary calls on requests with no room for history
+        self.requests_with_loss = 0  # committed messages neither sent nor summarized
+        self.messages_lost = 0
 
     def request(self, user: Message, working: list[Message]) -> list[Message]:
         """``prepare_request`` with the fake summarizer as the engine."""
@@ -83,6 +87,9 @@ class MasLab(Strategy):
         if self.summarizer and self.summarizer.calls > calls \
                 and self.last.budget.history_hard_limit == 0:
             self.forced_summaries += 1
+        cut = self.last.accounting.cut.messages
+        self.requests_with_loss += int(cut > 0)
+        self.messages_lost += cut
         return self.last.messages
 
     def commit(self, turn: list[Message]) -> None:
@@ -108,6 +115,8 @@ class Score:
     facts_planted: int = 0
     dropped_without_summary: int = 0
     forced_summaries: int = 0
+    requests_with_loss: int | None = None
+    messages_lost: int | None = None
     summarizer_calls: int | None = None
     summarizer_input_tokens: int | None = None
     summarizer_largest_request: int | None = None
@@ -150,6 +159,8 @@ def run(strategy: Strategy, session: Session, turns: int | None = None, *,
     out.seconds = sum(out.turn_seconds)
     out.dropped_without_summary = getattr(strategy, "dropped_without_summary", 0)
     out.forced_summaries = getattr(strategy, "forced_summaries", 0)
+    out.requests_with_loss = getattr(strategy, "requests_with_loss", None)
+    out.messages_lost = getattr(strategy, "messages_lost", None)
     fake = strategy.summarizer
     if fake is not None:
         out.summarizer_calls = fake.calls

@@ -3,7 +3,7 @@
 :class:`IdentifierCheck` compares the identifiers of the folded messages and of the
 previous summary (an update must not lose what earlier summaries kept) with the new
 summary. In ``repair`` mode the summarizer is asked once more, with the missing
-identifiers listed and only the messages that carry them; whatever is still missing is
+identifiers listed and only the phrases they stood in; whatever is still missing is
 appended verbatim as a marked section — each identifier with the phrase it stood in —
 so no identifier is lost to a paraphrase. ``warn`` counts without repairing; ``off``
 skips the check.
@@ -151,10 +151,13 @@ class IdentifierCheck:
         summarizer: Summarizer,
         engine: SummaryEngine | None,
     ) -> tuple[str, list[str], int, str | None]:
-        """One more summarizer call listing ``missing``, given only the messages (and the
-        earlier summary) that carry them; kept only if it leaves fewer out."""
-        gone = set(missing)
-        sources = [m for m in folded if gone.intersection(self.extractor.extract([m]))]
+        """One more summarizer call listing ``missing``, given the phrases they stood in
+        (from the folded messages or the earlier summary); kept if it leaves fewer out."""
+        # Only the phrases the missing identifiers stood in: a 60k-character tool result
+        # that mentions one code costs the re-ask one sentence, not the whole result.
+        sources: list[Message] = [
+            {"role": "user", "content": "\n".join(_phrase(folded, i) for i in missing)}
+        ]
         again = replace(
             request, messages=sources, previous_summary=text, must_include=tuple(missing)
         )
