@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -93,7 +94,7 @@ def test_one_invoke_agent_span_per_turn_with_its_calls(traced: tuple[AgentSessio
             assert child.start_time is not None and child.end_time is not None
             assert turn.start_time <= child.start_time <= child.end_time <= turn.end_time
     calls = [s for s in spans if s.name.startswith("chat ")]
-    assert len(calls) == session.engine.ledger.llm_calls == 11
+    assert len(calls) == session.engine.ledger.llm_calls > len(TURNS)  # the summary call too
 
 
 def test_model_call_spans_follow_the_genai_conventions(traced: tuple[AgentSession, list[ReadableSpan]]) -> None:
@@ -294,7 +295,8 @@ def test_mas_ctl_run_exports_the_span_tree_over_otlp_http(tmp_path: Path, receiv
     assert attrs(summary)["mas.llm.purpose"] == "summary"
     assert "mas.accounting.sent.messages" in attrs(compaction)
     calls = [s for s in spans if s.name.startswith("chat ")]
-    assert len(calls) == 11
+    saved = json.loads((tmp_path / "run" / "session.json").read_text())
+    assert len(calls) == saved["ledger"]["llm_calls"] > len(TURNS)
     for call in calls:
         assert call.kind == call.SPAN_KIND_CLIENT
         assert attrs(call)["gen_ai.operation.name"] == "chat"
@@ -310,7 +312,8 @@ def test_a_collector_that_is_down_is_reported(tmp_path: Path) -> None:
     env = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": url, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "1"}
     done = _run(tmp_path, env, "--otel")
     assert done.returncode == 0, done.stderr  # tracing never fails the run itself
-    assert f"otel: 0 span(s) exported to {url}; 22 failed to export (degraded trace)" in done.stderr
+    assert re.search(rf"otel: 0 span\(s\) exported to {re.escape(url)}; [1-9]\d* failed to export "
+                     r"\(degraded trace\)", done.stderr), done.stderr
 
 
 def test_bad_variables_are_one_line_errors(tmp_path: Path) -> None:
