@@ -21,6 +21,7 @@ def request_kwargs(
     session_id: str,
     api_base: str | None,
     api_key: str | None,
+    trace_id: str = "",
 ) -> dict[str, Any]:
     """Everything ``litellm.completion`` is called with (unset ``params`` are left out)."""
     kwargs: dict[str, Any] = {
@@ -34,10 +35,12 @@ def request_kwargs(
         "drop_params": True,
     }
     kwargs.update({k: v for k, v in params.items() if v is not None})
+    # LiteLLM keeps these for itself (logging, custom providers) and never sends them
+    # on: the offline model keys its simulated prefix cache by them.
     if session_id:
-        # LiteLLM keeps this for itself (logging, custom providers) and never sends it
-        # on: the offline model keys its simulated prefix cache by it.
         kwargs["litellm_session_id"] = session_id
+    if trace_id:
+        kwargs["litellm_trace_id"] = trace_id
     if tools:
         kwargs["tools"] = tools
     if api_base:

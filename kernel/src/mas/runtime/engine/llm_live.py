@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -121,6 +122,9 @@ class Engine:
         self.runtime = runtime
         self.model = model
         self.session_id = session_id
+        # One id per engine, given to LiteLLM with each call: the offline model keeps its
+        # simulated prefix cache per engine, so no earlier run in this process warms it.
+        self.trace_id = uuid.uuid4().hex
         self.api_base = api_base
         self._api_key = api_key
         self.timeout = timeout
@@ -384,6 +388,7 @@ class Engine:
         kwargs = request_kwargs(
             model, messages, tools, params, timeout=own.get("timeout") or self.timeout,
             session_id=self.session_id, api_base=self.api_base, api_key=self._api_key,
+            trace_id=self.trace_id,
         )
         policy = self.retry_policy
         if own.get("num_retries") is not None:

@@ -86,6 +86,7 @@ class OfflineLLM(CustomLLM):
 
 
 def _session(litellm_params: Any) -> str:
-    """The ``litellm_session_id`` the engine passed (LiteLLM hands it to custom providers)."""
-    value = litellm_params.get("litellm_session_id") if isinstance(litellm_params, dict) else None
-    return str(value) if value else ""
+    """Which engine sent the call: the ``litellm_session_id`` and ``litellm_trace_id`` the
+    engine passed (LiteLLM hands both to custom providers); empty when neither came."""
+    params = litellm_params if isinstance(litellm_params, dict) else {}
+    return "/".join(str(params.get(k) or "") for k in ("litellm_session_id", "litellm_trace_id"))

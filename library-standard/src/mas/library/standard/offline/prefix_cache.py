@@ -7,13 +7,13 @@ otherwise the tool schemas, every leading message that is identical (counted wit
 kernel's estimator), and the common character prefix of the first differing message's
 text divided by characters per token. The result is capped at the prompt tokens.
 
-A conversation is identified by the session that sent it, the model and the first message
-(the system prompt). Keying by session is a deliberate departure from a real provider,
-where two sessions sending the same system prompt share a prefix: sessions run
-concurrently, so a shared cache would make each session's hit rate depend on how the
-threads interleaved, and two identical runs would report different rates. Per session,
-requests arrive in order and the rates are a function of the inputs alone. Memory is
-bounded (least recently used first).
+A conversation is identified by the engine that sent it (its session id and per-engine
+trace id), the model and the first message (the system prompt). Keying by engine is a
+deliberate departure from a real provider, where two sessions sending the same system
+prompt share a prefix: sessions run concurrently, so a shared cache would make each
+session's hit rate depend on how the threads interleaved, and an earlier run in the same
+process would warm the next one. Per engine, requests arrive in order and the rates are a
+function of the inputs alone. Memory is bounded (least recently used first).
 """
 
 from __future__ import annotations
