@@ -79,22 +79,26 @@ def _completion(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def otel_rows(run: SessionRun, *, max_tool_chars: int = 4000) -> list[dict[str, Any]]:
-    """The span rows of ``run``: a ``.chat`` span per assistant message, a ``.tool`` span
-    per tool result, in transcript order."""
+    """The span rows of ``run``: a ``.chat`` span per assistant message (and one without a
+    completion for messages after the last answer), a ``.tool`` span per tool result, in
+    transcript order."""
     rows: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
     calls: dict[str, tuple[str, str]] = {}
     model = run.model or "unknown"
+    def chat(completion: dict[str, Any]) -> None:
+        prompt: dict[str, Any] = {}
+        for i, earlier in enumerate(pending):
+            prompt[f"gen_ai.prompt.{i}.role"] = str(earlier.get("role", ""))
+            prompt[f"gen_ai.prompt.{i}.content"] = _content(earlier, max_tool_chars)
+        rows.append(_row(run, len(rows), "openai.chat", "Client", {
+            "gen_ai.system": "openai", "gen_ai.request.model": model,
+            "gen_ai.response.model": model, **prompt, **completion}))
+
     for message in run.messages:
         role = str(message.get("role", ""))
         if role == "assistant":
-            prompt: dict[str, Any] = {}
-            for i, earlier in enumerate(pending):
-                prompt[f"gen_ai.prompt.{i}.role"] = str(earlier.get("role", ""))
-                prompt[f"gen_ai.prompt.{i}.content"] = _content(earlier, max_tool_chars)
-            rows.append(_row(run, len(rows), "openai.chat", "Client", {
-                "gen_ai.system": "openai", "gen_ai.request.model": model,
-                "gen_ai.response.model": model, **prompt, **_completion(message)}))
+            chat(_completion(message))
             for call in message.get("tool_calls") or []:
                 function = call.get("function") or {}
                 calls[str(call.get("id", ""))] = (str(function.get("name", "tool")),
@@ -111,6 +115,8 @@ def otel_rows(run: SessionRun, *, max_tool_chars: int = 4000) -> list[dict[str, 
                 "traceloop.entity.output": json.dumps(
                     {"output": _content(message, max_tool_chars)}),
             }))
+    if pending:  # a session that stopped before its last answer: the call that got none
+        chat({})
     return rows
 
 
