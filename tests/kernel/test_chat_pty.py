@@ -159,6 +159,7 @@ def test_chat_in_a_terminal(chat) -> None:  # type: ignore[no-untyped-def]
     # Ctrl-C at the prompt clears the line and says how to quit; Ctrl-D quits.
     term.type("half a line\x03")
     term.expect(r"/exit or Ctrl-D quits")
+    term.expect(r"you> ")
     term.type("\x04")
     assert term.wait() == 0
 

@@ -39,6 +39,19 @@ REGISTRATION_HOOKS: dict[str, str] = {
 }
 """The registration hookspec that fills each kind."""
 
+LIBRARY_OF: dict[str, str] = {
+    "context_manager": "mas-library-standard",
+    "summarizer": "mas-library-standard",
+    "model_provider": "mas-library-standard",
+    "eval_metric": "mas-library-eval",
+    "lab_step": "mas-library-lab",
+    "cli_command": "mas-library-eval and mas-library-lab",
+}
+"""The distribution of this workspace whose plugin registers the kind's standard types."""
+
+INSTALL_HINT = "from a mas-lab checkout: pip install -r requirements.txt"
+"""How to get every library of the workspace, for errors that name a missing one."""
+
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -168,6 +181,12 @@ class KindRegistry:
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         if self.failed_plugins:
             hint += f"; plugins that failed to load: {', '.join(self.failed_plugins)}"
+        if not self.entries and self.kind in LIBRARY_OF:
+            # The kernel alone registers no strategy: say which distribution does.
+            hint += (
+                f"; no installed plugin registers a {self.kind}: install "
+                f"{LIBRARY_OF[self.kind]} ({INSTALL_HINT})"
+            )
         return UnknownTypeError(self.kind, name, sorted(self.entries), hint)
 
     def __contains__(self, name: object) -> bool:

@@ -23,6 +23,8 @@ from mas.runtime.cli.plugins_cmd import plugins_command
 from mas.runtime.cli.run_cmd import run_command
 from mas.runtime.cli.schema_cmd import schema_command
 from mas.runtime.cli.serve_cmd import serve_command
+from mas.runtime.errors import MasError
+from mas.runtime.registry import INSTALL_HINT
 
 __all__ = ["CliState", "cli", "main"]
 
@@ -84,4 +86,29 @@ def _with_plugin_commands(state: CliState) -> _Group:
             runtime.fail_plugin(entry.provider.name, exc, stage="command", file=file, line=line)
             continue
         group.add_command(command, entry.name)
+    for name, distribution in LIBRARY_COMMANDS.items():
+        if name not in group.commands:
+            group.add_command(_missing_command(name, distribution), name)
     return group
+
+
+LIBRARY_COMMANDS = {"eval": "mas-library-eval", "lab": "mas-library-lab"}
+"""Subcommands a library of this workspace adds, and the distribution that adds each."""
+
+
+def _missing_command(name: str, distribution: str) -> click.Command:
+    # Hidden stand-in, so `mas-ctl lab` without mas-library-lab says what to install
+    # rather than click's bare "No such command".
+    def missing(args: tuple[str, ...]) -> None:
+        raise MasError(
+            f"mas-ctl {name} comes with {distribution}, which is not installed or whose "
+            f"plugin failed to load (see above); {INSTALL_HINT}"
+        )
+
+    return click.Command(
+        name,
+        callback=missing,
+        params=[click.Argument(["args"], nargs=-1)],
+        context_settings={"ignore_unknown_options": True, "help_option_names": []},
+        hidden=True,
+    )

@@ -16,6 +16,7 @@ From the shell: ``mas-ctl eval SOURCE [--metric ID]... [--model M] [--recursive]
 
 from __future__ import annotations
 
+from mas.library.eval import _needs_kernel  # noqa: F401  (first: names a missing kernel)
 from mas.library.eval.mce.config import EvalConfig
 from mas.library.eval.mce.judge_model import eval_steps, judge_scope, load_experiment
 from mas.library.eval.mce.jury import JudgeModel, Jury, Vote, aggregate

@@ -15,6 +15,7 @@ From the shell: ``mas-ctl lab run EXPERIMENT.yaml``, ``mas-ctl lab report RUN_DI
 
 from __future__ import annotations
 
+from mas.library.lab import _needs_kernel  # noqa: F401  (first: names a missing kernel)
 from mas.library.lab.dataset import Dataset, Item, Turn, load_dataset
 from mas.library.lab.experiment import Flavour, LabExperiment, load_lab_experiment
 from mas.library.lab.lab import LabOutcome, report_run, run_experiment
