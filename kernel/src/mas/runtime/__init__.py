@@ -1,29 +1,36 @@
 """mas-runtime: the kernel of mas-lab.
 
-Quick start for plugin authors — a module named by an entry point in group ``mas``::
+Quick start for plugin authors — a module named by an entry point in group ``mas``
+(the whole walk-through, with tests, is docs/plugins.md)::
 
     # pyproject.toml
+    [project]
+    dependencies = ["mas-runtime>=0.1,<0.2"]
+
     [project.entry-points.mas]
-    my_plugin = "my_package.plugin"
+    headline = "headline_summarizer.plugin"
 
-    # my_package/plugin.py
-    from pydantic import BaseModel, ConfigDict
+    # headline_summarizer/plugin.py
+    from pydantic import BaseModel, ConfigDict, Field
     from mas.runtime import hookimpl
+    from mas.runtime.protocols import SummaryResult
 
-    class Params(BaseModel):
+    class HeadlineParams(BaseModel):
         model_config = ConfigDict(extra="forbid")
-        max_words: int = 50
+        max_words: int = Field(default=12, ge=1)
 
-    class FirstWords:
-        def __init__(self, params: Params, ctx: object) -> None:
+    class Headline:
+        def __init__(self, params: HeadlineParams, ctx: object) -> None:
             self.params = params
-        ...
+
+        def summarize(self, request, engine) -> SummaryResult:
+            ...
 
     @hookimpl
     def mas_register_summarizers(registry):
-        registry.register("first_words", FirstWords, params=Params)
+        registry.register("headline", Headline, params=HeadlineParams)
 
-Then bind it in a manifest with ``summarizer: {type: first_words, params: {max_words: 20}}``.
+Then bind it in a manifest with ``summarizer: {type: headline, params: {max_words: 6}}``.
 Every hook is documented in :mod:`mas.runtime.hookspecs`.
 """
 
