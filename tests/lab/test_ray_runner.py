@@ -292,6 +292,24 @@ def test_bad_runner_input_is_one_line_and_exit_2(tmp_path: Path, make_experiment
     assert not (tmp_path / "runs").exists()
 
 
+def test_an_address_nobody_answers_is_one_line_not_a_hang(
+        tmp_path: Path, make_experiment: Any, mas_ctl: Any) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a free port: bound, never listened on, then closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    path = make_experiment(tmp_path / "exp")
+    started = time.monotonic()
+    dead = mas_ctl("lab", "run", path, "--backend", "ray", "--address", f"127.0.0.1:{port}",
+                   "--runs-dir", tmp_path / "runs")
+    assert time.monotonic() - started < 30
+    assert dead.code == 2 and "Traceback" not in dead.err
+    assert f"--address: no Ray cluster answers there (Connection refused) (got '127.0.0.1:{port}')" \
+        in dead.err
+    assert not (tmp_path / "runs").exists()  # refused before a run folder was made
+
+
 def test_the_command_line_wins_over_the_experiment_file(
         tmp_path: Path, runtime: Runtime, make_experiment: Any) -> None:
     from mas.library.lab.experiment import load_lab_experiment

@@ -156,7 +156,8 @@ def runner_settings(experiment: LabExperiment, path: Path, *, backend: str | Non
                     address: str | None = None) -> Runner:
     """``experiment.runner`` with ``--backend`` / ``--address`` on top.
 
-    :raises ManifestError: an unknown backend, or an address given for the local one.
+    :raises ManifestError: an unknown backend, an address given for the local one, or a Ray
+        address where nothing answers (before any run folder is made).
     """
     settings = experiment.body.runner.model_dump(exclude_unset=True)
     if backend:
@@ -169,11 +170,17 @@ def runner_settings(experiment: LabExperiment, path: Path, *, backend: str | Non
         runner = Runner.model_validate(settings)
     except ValidationError as exc:
         raise ManifestError(problems_from_validation(exc, str(path), "--backend")) from None
+    where = "--address" if address else "experiment.runner.address"
     if runner.backend == "local" and runner.address:
-        where = "--address" if address else "experiment.runner.address"
         raise ManifestError([Problem(str(path), where, "only the ray backend joins a cluster "
                                      "(set backend: ray, or --backend ray)", runner.address,
                                      True)])
+    if runner.backend == "ray":
+        from mas.library.lab.executors.ray_backend import unreachable
+
+        problem = unreachable(runner.address)
+        if problem:
+            raise ManifestError([Problem(str(path), where, problem, runner.address, True)])
     return runner
 
 

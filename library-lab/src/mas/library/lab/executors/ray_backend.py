@@ -12,6 +12,7 @@ Ray is imported here only, and this module only when the ray backend is asked fo
 from __future__ import annotations
 
 import logging
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,9 @@ WORKER_LOST = "the Ray worker running this session was lost"
 CHECK_TIMEOUT = 120.0
 """Seconds every node has to answer the plugin check."""
 
+CONNECT_TIMEOUT = 10.0
+"""Seconds the cluster's address has to accept a TCP connection before Ray is asked."""
+
 
 def import_ray() -> Any:
     """The ``ray`` module.
@@ -52,22 +56,26 @@ def import_ray() -> Any:
 class RayExecutor(SessionExecutor):
     """One Ray task per session; at most ``max_concurrency`` in flight.
 
-    :param runner: ``address`` (``None`` starts a Ray instance on this machine, ``auto``
-        joins the one ``ray start`` began here, else ``host:port`` or ``ray://host:port``) and
-        ``num_cpus_per_session``.
+    :param runner: ``address`` (``None``: the cluster of the Ray job this runs in, else the
+        one ``ray start`` began on this machine, else a new instance here; ``auto``,
+        ``host:port``, ``ray://host:port`` as for ``ray.init``) and ``num_cpus_per_session``.
     """
 
     def __init__(self, play: Play, max_concurrency: int, runner: Runner) -> None:
         self.capacity = max_concurrency
         self._ray = ray = import_ray()
-        self._started = not ray.is_initialized()
-        if self._started:
+        # A driver that is already connected (a test, a notebook) keeps its connection.
+        self._connected_here = not ray.is_initialized()
+        if self._connected_here:
+            problem = unreachable(runner.address)
+            if problem:
+                raise MasError(f"--address {runner.address}: {problem}")
             try:
                 ray.init(address=runner.address, include_dashboard=False,
                          logging_level=logging.WARNING)
             except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise MasError(f"--address {runner.address}: cannot join the Ray cluster: "
-                               f"{exc}") from None
+                where = f"--address {runner.address}" if runner.address else "ray"
+                raise MasError(f"{where}: cannot join or start a Ray cluster: {exc}") from None
         self._play = ray.put(play)
         self._task = ray.remote(play_remote).options(
             num_cpus=runner.num_cpus_per_session, max_retries=0)
@@ -113,11 +121,11 @@ class RayExecutor(SessionExecutor):
         self._running.clear()
 
     def close(self) -> None:
-        """Stop the cache keepers; leave a cluster this driver joined, stop one it started."""
+        """Stop the cache keepers and disconnect (which stops an instance ``ray.init`` started)."""
         for keeper in self._keepers.values():
             self._ray.kill(keeper)
         self._keepers.clear()
-        if self._started:
+        if self._connected_here:
             self._ray.shutdown()
 
     def _bundle(self, job: SessionJob) -> Any:
@@ -147,6 +155,24 @@ class RayExecutor(SessionExecutor):
             self._keepers[path] = ray.remote(CacheKeeper).options(
                 num_cpus=0, scheduling_strategy=here).remote(str(path), infra.cache.strict)
         return self._keepers[path], infra.cache.path, infra.cache.strict
+
+
+def unreachable(address: str | None, timeout: float = CONNECT_TIMEOUT) -> str:
+    """Why ``host:port`` (or ``ray://host:port``) cannot be a Ray cluster (``""``: it may be).
+
+    ``ray.init`` retries a dead address for minutes; a plain TCP connect says at once that
+    nothing listens there. ``auto``, ``local`` and no address are left to Ray.
+    """
+    if not address or address in ("auto", "local"):
+        return ""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return "expected auto, host:port or ray://host:port"
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        return f"no Ray cluster answers there ({exc.strerror or type(exc).__name__})"
+    return ""
 
 
 def agent_files(home: Path, skills_dir: str) -> dict[str, bytes]:
