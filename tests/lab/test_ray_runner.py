@@ -275,6 +275,9 @@ def test_a_plugin_missing_on_the_cluster_is_named_before_any_session(cluster: st
     assert "plugin 'driver_only' (mas-driver-only 0.1) is not installed" in message
     assert f"plugin {name!r} is {dist}, the driver has {dist}.post1" in message
     assert "Install the same distributions and plugins on every node" in message
+    with pytest.raises(MasError, match="4 CPUs per session, but the largest node of the Ray "
+                                       "cluster has 2; lower it"):
+        check_cluster(ray, here, cpus=4)
 
 
 def test_bad_runner_input_is_one_line_and_exit_2(tmp_path: Path, make_experiment: Any,

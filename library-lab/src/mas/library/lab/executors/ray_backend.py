@@ -83,7 +83,7 @@ class RayExecutor(SessionExecutor):
         self._keepers: dict[Path, Any] = {}
         self._running: dict[Any, int] = {}
         try:
-            check_cluster(ray)
+            check_cluster(ray, cpus=runner.num_cpus_per_session)
         except BaseException:
             self.close()
             raise
@@ -181,17 +181,23 @@ def agent_files(home: Path, skills_dir: str) -> dict[str, bytes]:
             for name, data in folder_files(home / skills_dir).items()}
 
 
-def check_cluster(ray: Any, wanted: dict[str, str] | None = None) -> None:
+def check_cluster(ray: Any, wanted: dict[str, str] | None = None, cpus: float = 0.0) -> None:
     """Every alive node answers with the plugins it loads; each must match the driver's.
 
     :param wanted: the driver's plugins (default: what :func:`plugin_inventory` finds here).
+    :param cpus: what one session task asks for; some node must have that many.
     :raises MasError: a node lacks a plugin, has another version of it, cannot load the
-        lab, or does not answer within :data:`CHECK_TIMEOUT` seconds.
+        lab, or does not answer within :data:`CHECK_TIMEOUT` seconds; or no node has
+        ``cpus`` CPUs (the tasks would wait for ever).
     """
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     wanted = plugin_inventory() if wanted is None else wanted
     nodes = [node for node in ray.nodes() if node.get("Alive")]
+    largest = max((float(node.get("Resources", {}).get("CPU", 0)) for node in nodes), default=0)
+    if cpus > largest:
+        raise MasError(f"num_cpus_per_session: {cpus:g} CPUs per session, but the largest node "
+                       f"of the Ray cluster has {largest:g}; lower it")
     probe = ray.remote(plugin_inventory)
     refs = {probe.options(num_cpus=0, max_retries=0, scheduling_strategy=(
         NodeAffinitySchedulingStrategy(node["NodeID"], soft=False))).remote():
