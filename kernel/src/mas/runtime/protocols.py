@@ -20,6 +20,7 @@ History management (the agent session loop's side)::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -302,7 +303,7 @@ class ManagedHistory:
     compacted: bool = False
     llm_called: bool = False
     metadata: dict[str, Any] | None = None
-    message_tokens: list[int] | None = None
+    message_tokens: Sequence[int] | None = None
     ledger: FoldLedger | None = None
 
     @property

@@ -44,6 +44,7 @@ from mas.runtime.context.budget import (
     ContextBudget,
     FixedCosts,
     Trigger,
+    hard_budget,
 )
 from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
 from mas.runtime.context.groups import (
@@ -71,6 +72,7 @@ __all__ = [
     "Tally",
     "account",
     "request_accounting",
+    "hard_budget",
     "DEFAULT_ESTIMATOR",
     "DEFAULT_HYSTERESIS_RATIO",
     "DEFAULT_RESERVE",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mas.runtime.context.accounting import Accounting, Tally, account
-from mas.runtime.context.budget import ContextBudget, FixedCosts
+from mas.runtime.context.budget import ContextBudget, FixedCosts, hard_budget
 from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
 from mas.runtime.context.history import History
 from mas.runtime.context.parts import ContextPart, order_parts, system_text
@@ -96,6 +96,29 @@ class AssembledRequest:
         }
 
 
+_last_tools: tuple[tuple[dict[str, Any], ...], TokenEstimator, int] | None = None
+
+
+def tools_tokens(tools: list[dict[str, Any]] | None, estimator: TokenEstimator) -> int:
+    """``estimator.tools(tools)``, remembered for the last schemas seen.
+
+    A session sends the same schema objects on every call; encoding them to JSON each
+    time was the largest fixed cost of a steady-state request. The memo holds the schema
+    objects themselves, so it matches only those very objects (never a reused id).
+    """
+    global _last_tools
+    if not tools:
+        return 0
+    last = _last_tools
+    if last is not None and last[1] is estimator and len(last[0]) == len(tools) and all(
+        a is b for a, b in zip(last[0], tools, strict=True)
+    ):
+        return last[2]
+    tokens = estimator.tools(tools)
+    _last_tools = (tuple(tools), estimator, tokens)
+    return tokens
+
+
 def fixed_costs(
     parts: Sequence[ContextPart],
     current_input: Message | None,
@@ -119,7 +142,7 @@ def fixed_costs(
         system=system_tokens(list(parts), estimator),
         current_input=estimator.message(current_input) if current_input is not None else 0,
         working_memory=wm,
-        tools=estimator.tools(tools),
+        tools=tools_tokens(tools, estimator),
     )
 
 
@@ -127,12 +150,10 @@ def request_accounting(
     history: History, managed: ManagedHistory, trim: TrimResult
 ) -> Accounting:
     """The four states of every committed message on this request (DESIGN §11)."""
+    # The live messages are the newest committed ones: their tokens are one prefix-sum
+    # lookup, not a sum over the history on every request.
     live_messages = len(managed.messages) - managed.leading_rows
-    cached = managed.message_tokens
-    live_tokens = (
-        sum(cached[managed.leading_rows :]) if cached is not None
-        else history.tokens_between(history.end - live_messages, history.end)
-    )
+    live_tokens = history.tokens_between(history.end - live_messages, history.end)
     return account(
         committed=history.end,
         live=Tally(live_messages, live_tokens),
@@ -151,17 +172,23 @@ def assemble(
     tools: list[dict[str, Any]] | None = None,
     budget: ContextBudget,
     estimator: TokenEstimator = DEFAULT_ESTIMATOR,
+    fixed: FixedCosts | None = None,
 ) -> AssembledRequest:
-    """Build and trim the request in spec 003's order (no events; see :func:`prepare_request`)."""
-    tools_tokens = estimator.tools(tools)
+    """Build and trim the request in spec 003's order (no events; see :func:`prepare_request`).
+
+    :param fixed: the fixed costs of exactly these parts and tools, when the caller has
+        them (their system and tools estimates are then not computed again).
+    """
+    tools_cost = fixed.tools if fixed is not None else tools_tokens(tools, estimator)
     trim = trim_request(
         parts=list(parts),
         managed=managed,
         current_input=current_input,
         working_memory=list(working_memory),
-        tools_tokens=tools_tokens,
+        tools_tokens=tools_cost,
         hard_budget=budget.hard_budget,
         estimator=estimator,
+        system_cost=fixed.system if fixed is not None else None,
     )
     text = system_text(trim.parts)
     messages: list[Message] = [{"role": "system", "content": text}] if text else []
@@ -172,12 +199,12 @@ def assemble(
     return AssembledRequest(
         messages=messages,
         tools=tools or None,
-        estimate=trim.total(tools_tokens),
+        estimate=trim.total(tools_cost),
         budget=budget,
         managed=managed,
         trim=trim,
         parts=_parts_metadata(parts, trim, estimator),
-        tools_tokens=tools_tokens,
+        tools_tokens=tools_cost,
     )
 
 
@@ -238,9 +265,7 @@ def prepare_request(
     est = estimator or history.estimator
     # The hard budget does not depend on the fixed costs; the fixed costs need it to count
     # in-flight tool results at the size the trim would send them.
-    hard = ContextBudget.compute(
-        window=window, reserve=reserve, settings=cm.budget_settings
-    ).hard_budget
+    hard = hard_budget(window, reserve, cm.budget_settings)
     fixed = fixed_costs(parts, current_input, working_memory, tools, est, hard_budget=hard)
     budget = ContextBudget.compute(
         window=window,
@@ -262,6 +287,7 @@ def prepare_request(
         tools=tools,
         budget=budget,
         estimator=est,
+        fixed=fixed,
     )
     request.accounting = request_accounting(history, managed, request.trim)
     if runtime is not None:

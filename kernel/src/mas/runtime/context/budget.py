@@ -147,21 +147,18 @@ class ContextBudget:
         f = fixed or FixedCosts()
         warnings: list[str] = []
         if window is None:
-            window, window_source = DEFAULT_WINDOW, "fallback"
+            window_source = "fallback"
             warnings.append(
                 f"context window unknown: using the {DEFAULT_WINDOW:,} fallback; set "
                 "spec.models[].context_window or infra generation.context_window"
             )
         if reserve is None:
-            reserve, reserve_source = DEFAULT_RESERVE, "default"
-        cap, cap_source = window, window_source
-        if s.max_tokens is not None:
-            cap, cap_source = min(s.max_tokens, window), "trimmer.max_tokens"
-        request_reserve, request_reserve_source = reserve, reserve_source
-        if s.reserve_tokens is not None:
-            request_reserve, request_reserve_source = s.reserve_tokens, "trimmer.reserve_tokens"
-        margin = _floor(s.safety_margin_ratio * cap)
-        hard = max(0, cap - request_reserve - margin)
+            reserve_source = "default"
+        window, reserve, cap, request_reserve, margin, hard = _hard_budget(window, reserve, s)
+        cap_source = "trimmer.max_tokens" if s.max_tokens is not None else window_source
+        request_reserve_source = (
+            "trimmer.reserve_tokens" if s.reserve_tokens is not None else reserve_source
+        )
         limit = max(0, hard - f.total)
         h = s.hysteresis_ratio
         auto = _floor(limit / (1 + h))
@@ -200,6 +197,26 @@ class ContextBudget:
         data["fixed"]["total"] = self.fixed.total
         data["warnings"] = list(self.warnings)
         return data
+
+
+def hard_budget(
+    window: int | None, reserve: int | None, settings: BudgetSettings | None = None
+) -> int:
+    """The hard request budget alone (window − reserve − margin): it does not depend on
+    the fixed costs, which need it to size in-flight tool results."""
+    return _hard_budget(window, reserve, settings or BudgetSettings())[5]
+
+
+def _hard_budget(
+    window: int | None, reserve: int | None, s: BudgetSettings
+) -> tuple[int, int, int, int, int, int]:
+    """``(window, reserve, cap, request_reserve, margin, hard)`` with the defaults applied."""
+    window = DEFAULT_WINDOW if window is None else window
+    reserve = DEFAULT_RESERVE if reserve is None else reserve
+    cap = min(s.max_tokens, window) if s.max_tokens is not None else window
+    request_reserve = s.reserve_tokens if s.reserve_tokens is not None else reserve
+    margin = _floor(s.safety_margin_ratio * cap)
+    return window, reserve, cap, request_reserve, margin, max(0, cap - request_reserve - margin)
 
 
 def _user_triggers(s: BudgetSettings, window: int, fixed: int) -> list[tuple[str, int]]:

@@ -1,8 +1,9 @@
 """Committed conversation history with cached estimates and incremental boundaries.
 
 A session appends each finished turn to a :class:`History`. Appending estimates only the
-new message and updates a running prefix sum, the list of user-turn starts and the list
-of messages carrying skill blocks, so bounding a 10,000-message history costs work
+new message and updates the prefix sums (:class:`~mas.runtime.context.prefix_sums.PrefixSums`,
+O(log n) to append, replace or sum a range), the list of user-turn starts and the list of
+messages carrying skill blocks, so bounding a 10,000-message history costs work
 proportional to what changed. Positions are *absolute*: message ``i`` keeps number ``i``
 even after a context manager's write-back drops the folded prefix (``base`` moves up).
 
@@ -18,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
+from mas.runtime.context.prefix_sums import PrefixSums
 from mas.runtime.context.skills import has_skill
 from mas.runtime.protocols import Message
 
@@ -40,8 +42,8 @@ class History:
         self.estimator = estimator
         self._base = base
         self._messages: list[Message] = []
-        self._tokens: list[int] = []
-        self._cum: list[int] = [0]
+        self._sums = PrefixSums()
+        self._total = 0
         self._user_starts: list[int] = []
         self._skill_rows: list[int] = []
         self._originals: dict[int, Message] = {}
@@ -70,7 +72,7 @@ class History:
     @property
     def total_tokens(self) -> int:
         """Estimated tokens of every live message (O(1))."""
-        return self._cum[-1] - self._cum[0]
+        return self._total
 
     def message(self, index: int) -> Message:
         """The message with absolute number ``index``."""
@@ -78,13 +80,13 @@ class History:
 
     def tokens_of(self, index: int) -> int:
         """Cached estimate of the message with absolute number ``index``."""
-        return self._tokens[index - self._base]
+        return self._sums.value(index - self._base)
 
     def tokens_between(self, start: int, stop: int) -> int:
         """Estimated tokens of absolute range ``[start, stop)`` (clamped to the live range)."""
         lo = min(max(start, self._base), self.end) - self._base
         hi = min(max(stop, self._base), self.end) - self._base
-        return self._cum[hi] - self._cum[lo] if hi > lo else 0
+        return self._sums.between(lo, hi)
 
     def slice(self, start: int, stop: int | None = None) -> list[Message]:
         """Messages of absolute range ``[start, stop)``."""
@@ -92,11 +94,19 @@ class History:
         hi = len(self._messages) if stop is None else max(stop, self._base) - self._base
         return self._messages[lo:hi]
 
+    def after(self, start: int, prefix: list[Message] | None = None) -> list[Message]:
+        """``prefix`` followed by the messages from absolute ``start`` on, in one copy."""
+        out = list(prefix) if prefix else []
+        lo = max(start - self._base, 0)
+        # After a write-back the live range starts at base: one C-level copy, no slice.
+        out.extend(self._messages if lo == 0 else self._messages[lo:])
+        return out
+
     def token_slice(self, start: int, stop: int | None = None) -> list[int]:
         """Cached estimates of the messages of absolute range ``[start, stop)``."""
         lo = max(start, self._base) - self._base
-        hi = len(self._tokens) if stop is None else max(stop, self._base) - self._base
-        return self._tokens[lo:hi]
+        hi = len(self._messages) if stop is None else max(stop, self._base) - self._base
+        return self._sums.values(lo, hi)
 
     def original(self, index: int) -> Message:
         """The message at absolute ``index`` as it was committed, before any pruning."""
@@ -123,12 +133,12 @@ class History:
     # -- changing --------------------------------------------------------------------
 
     def append(self, message: Message) -> None:
-        """Add one committed message (O(1): one estimate, one running-sum step)."""
+        """Add one committed message (one estimate, an O(log n) prefix-sum step)."""
         index = self.end
         tokens = self.estimator.message(message)
         self._messages.append(message)
-        self._tokens.append(tokens)
-        self._cum.append(self._cum[-1] + tokens)
+        self._sums.append(tokens)
+        self._total += tokens
         if message.get("role") == "user":
             self._user_starts.append(index)
         if has_skill(message):
@@ -142,8 +152,7 @@ class History:
     def replace(self, index: int, message: Message) -> None:
         """Swap the message at absolute ``index`` for ``message`` (same role expected).
 
-        Used by pruning, which never changes message count or order. Costs O(n) for the
-        running sums, which only matters on the turns that prune.
+        Used by pruning, which never changes message count or order: O(log n).
         """
         local = index - self._base
         old = self._messages[local]
@@ -152,14 +161,10 @@ class History:
                 f"replace({index}): role {message.get('role')!r} differs from {old.get('role')!r}"
             )
         tokens = self.estimator.message(message)
-        delta = tokens - self._tokens[local]
         self._originals.setdefault(index, old)
         self._messages[local] = message
-        self._tokens[local] = tokens
-        if delta:
-            cum = self._cum
-            for k in range(local + 1, len(cum)):
-                cum[k] += delta
+        self._total += tokens - self._sums.value(local)
+        self._sums.set(local, tokens)
         was_skill = bool(self.skill_indexes(index, index + 1))
         if was_skill != has_skill(message):
             if was_skill:
@@ -175,9 +180,9 @@ class History:
         count = min(max(index - self._base, 0), len(self._messages))
         if not count:
             return 0
+        self._total -= self._sums.between(0, count)
         del self._messages[:count]
-        del self._tokens[:count]
-        del self._cum[:count]
+        self._sums.drop_first(count)
         self._base += count
         del self._user_starts[: bisect_left(self._user_starts, self._base)]
         del self._skill_rows[: bisect_left(self._skill_rows, self._base)]

@@ -110,11 +110,13 @@ def trim_request(
     tools_tokens: int,
     hard_budget: int,
     estimator: TokenEstimator,
+    system_cost: int | None = None,
 ) -> TrimResult:
     """Fit the request into ``hard_budget``; see the module docstring for the order.
 
     When ``current_input`` is ``None`` the latest ``user`` message of the managed history
-    is the current turn, and what follows it counts as working memory.
+    is the current turn, and what follows it counts as working memory. ``system_cost`` is
+    the system message's estimate when the caller has it (the fixed costs do).
     """
     parts = order_parts(parts)
     history = managed.messages
@@ -125,7 +127,7 @@ def trim_request(
         if last is not None:
             current_input, wm = history[last], history[last + 1 :] + wm
             history = history[:last]
-    sys_tokens = system_tokens(parts, estimator)
+    sys_tokens = system_cost if system_cost is not None else system_tokens(parts, estimator)
     cur_tokens = estimator.message(current_input) if current_input is not None else 0
     wm_tokens = [estimator.message(m) for m in wm]
     hist_total = managed.tokens - (

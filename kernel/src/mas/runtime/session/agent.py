@@ -130,8 +130,12 @@ class AgentSession:
                 lambda data: self.runtime.emit(Event("recall", data, self.session_id)),
             )]
         self._by_name = {tool.name: tool for tool in self.tools}
-        if self.state_path is not None and Path(self.state_path).is_file():
-            self.restore(load_state(self.state_path))
+        # The same schema objects every call: the request estimate remembers them.
+        self._schemas = [tool.schema for tool in self.tools] or None
+        self._journal: StateJournal | None = None
+        saved = self._store().load() if self.state_path is not None else None
+        if saved is not None:
+            self.restore(saved)
 
     # -- the turn ----------------------------------------------------------------------
 
@@ -145,7 +149,7 @@ class AgentSession:
             content if isinstance(content, dict) else {"role": "user", "content": content}
         )
         working: list[Message] = []
-        schemas = [tool.schema for tool in self.tools] or None
+        schemas = self._schemas
         calls = compactions = 0
         answer = ""
         stop_counting = self.runtime.add_listener(self._count_failed_compaction)

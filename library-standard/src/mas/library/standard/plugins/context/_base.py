@@ -10,8 +10,9 @@ folds the same messages twice.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from mas.runtime.context import (
     DEFAULT_ESTIMATOR,
@@ -44,6 +45,45 @@ class Rows(NamedTuple):
     total: int
     summary_rows: int
     skill_rows: tuple[int, ...]
+
+
+class ViewTokens(Sequence[int]):
+    """The managed view's per-message estimates, read from the history when asked.
+
+    Steady-state requests never read them (the final trim does only when over budget),
+    so the view does not copy 10,000 estimates on every call.
+    """
+
+    def __init__(self, rows: list[int], history: History, start: int) -> None:
+        self._rows, self._history, self._start = rows, history, start
+        self._end = history.end
+
+    def __len__(self) -> int:
+        return len(self._rows) + self._end - self._start
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))] if index.step not in (
+                None, 1) else self._range(*index.indices(len(self))[:2])
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        rows = len(self._rows)
+        return self._rows[index] if index < rows else self._history.tokens_of(
+            self._start + index - rows)
+
+    def _range(self, lo: int, hi: int) -> list[int]:
+        rows = len(self._rows)
+        head = self._rows[lo:hi]
+        a, b = max(lo - rows, 0) + self._start, max(hi - rows, 0) + self._start
+        return head + (self._history.token_slice(a, b) if b > a else [])
 
 
 @dataclass
@@ -148,17 +188,15 @@ class FoldingManager:
         """The managed history: leading rows, then every live committed message."""
         start = self.live_start(history)
         rows = self.rows()
-        live = history.slice(start)
-        live_tokens = history.token_slice(start)
         return ManagedHistory(
-            messages=rows.messages + live if rows.messages else live,
+            messages=history.after(start, rows.messages),
             tokens=rows.total + history.tokens_between(start, history.end),
             summary_rows=rows.summary_rows,
             skill_rows=rows.skill_rows,
             compacted=compacted,
             llm_called=llm_called,
             metadata=metadata,
-            message_tokens=rows.tokens + live_tokens if rows.tokens else live_tokens,
+            message_tokens=ViewTokens(rows.tokens, history, start),
             ledger=self.state.ledger(),
         )
 

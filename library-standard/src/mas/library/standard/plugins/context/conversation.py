@@ -219,7 +219,7 @@ class SummarisingContextManager(FoldingManager):
             managed,
             messages=[row, *managed.messages[1:]],
             tokens=managed.tokens - tokens[0] + cost,
-            message_tokens=[cost, *tokens[1:]],
+            message_tokens=[cost, *tokens[1 : len(tokens)]],
         )
 
     def _summary_room(self, boundary: ContextBudget, limit: int) -> int:
