@@ -311,6 +311,9 @@ def test_an_address_nobody_answers_is_one_line_not_a_hang(
     assert f"--address: no Ray cluster answers there (Connection refused) (got '127.0.0.1:{port}')" \
         in dead.err
     assert not (tmp_path / "runs").exists()  # refused before a run folder was made
+    garbled = mas_ctl("lab", "run", path, "--backend", "ray", "--address", "head-node")
+    assert garbled.code == 2 and "--address: expected auto, host:port or ray://host:port" \
+        in garbled.err
 
 
 def test_the_command_line_wins_over_the_experiment_file(
