@@ -291,7 +291,8 @@ class ManagedHistory:
     :ivar llm_called: the summarizer called a model on this call.
     :ivar metadata: the compaction metadata when ``compacted``, else ``None``.
     :ivar message_tokens: per-message estimates aligned with ``messages`` when the manager
-        has them cached (the final trim then skips re-estimating); ``None`` otherwise.
+        has them cached (the final trim then skips re-estimating); ``None`` otherwise. Any
+        sequence: a manager may hand a lazy view rather than copy its estimates each call.
     :ivar ledger: what the manager has folded out of live history, summarized or dropped
         (``None``: everything it left out counts as dropped by its policy).
     """
