@@ -2,6 +2,7 @@
 
     mas-ctl lab run EXPERIMENT.yaml [--flavour F]... [--limit N] [--model M]
                     [--max-concurrency N] [--overwrite] [--new] [--runs-dir DIR]
+                    [--backend local|ray] [--address ADDR]
     mas-ctl lab report RUN_DIR
     mas-ctl lab ls [--runs-dir DIR]
 
@@ -89,6 +90,12 @@ _ALLOW_DEGRADED = click.option(
 @click.option("--model", help="Fill experiment.models.main with this model.")
 @click.option("--max-concurrency", type=int, default=2, show_default=True,
               help="Sessions in flight.")
+@click.option("--backend", type=click.Choice(["local", "ray"]), default=None,
+              help="Where sessions run: threads here, or Ray tasks  [default: "
+                   "experiment.runner.backend, else local]")
+@click.option("--address", metavar="ADDR",
+              help="Ray cluster to join (auto, host:port, ray://host:port); unset: "
+                   "experiment.runner.address, else a Ray instance started here.")
 @_ALLOW_DEGRADED
 @JSON_OPTION
 @click.option("--overwrite", is_flag=True, help="Redo sessions and steps whose outputs exist.")
@@ -99,15 +106,16 @@ _ALLOW_DEGRADED = click.option(
               help="Local config.yaml (defaults.model).")
 @click.pass_context
 def run_command(ctx: click.Context, experiment: Path, flavours: tuple[str, ...], limit: int | None,
-                model: str | None, max_concurrency: int, allow_degraded: bool, overwrite: bool,
-                new: bool, runs_dir: Path, config: Path | None, as_json: bool) -> None:
+                model: str | None, max_concurrency: int, backend: str | None,
+                address: str | None, allow_degraded: bool, overwrite: bool, new: bool,
+                runs_dir: Path, config: Path | None, as_json: bool) -> None:
     """Run EXPERIMENT (or resume its latest run with the same inputs); print the table."""
     logging.getLogger("mas.library.lab").setLevel(logging.INFO)
     with handle_errors(_verbose(ctx)), problems_as_json(as_json):
         outcome = run_experiment(
             state_of(ctx).runtime, experiment, flavours=flavours, limit=limit, model=model,
             max_concurrency=max_concurrency, overwrite=overwrite, new=new, runs_root=runs_dir,
-            config=config, stream=sys.stderr,
+            config=config, stream=sys.stderr, backend=backend, address=address,
         )
     _finish(outcome, allow_degraded, as_json)
 
