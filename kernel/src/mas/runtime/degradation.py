@@ -25,6 +25,7 @@ DEGRADING = (
     "judge_truncations",
     "budget_cuts",
     "tool_loops",
+    "replies_capped",
 )
 """Kinds that make a session ``degraded``."""
 

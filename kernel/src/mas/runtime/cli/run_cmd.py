@@ -205,7 +205,8 @@ def run_command(
     ctx.with_resource(lock_run_folder(out))  # released when the command ends, however
     session = open_in_folder(runtime, file, overlays, infra, config, agent, out)
     check_resume_input(session, turns, str(input_path))
-    close = record_events(runtime, out, lambda: session.session_id)
+    close = record_events(runtime, out, lambda: session.session_id,
+                          committed_turns=session.turns)
     stop_warnings = print_warnings(runtime)
     stop_tracing = trace_session(runtime, otel, session)
     error = None

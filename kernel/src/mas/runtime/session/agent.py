@@ -14,7 +14,7 @@ import logging
 import math
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +23,12 @@ from mas.runtime.context.calibration import digit_prior
 from mas.runtime.degradation import Degradation
 from mas.runtime.engine import Engine
 from mas.runtime.events import Event
-from mas.runtime.protocols import ContextManager, Message
+from mas.runtime.protocols import ContextManager, Message, ModelReply
 from mas.runtime.runtime import Runtime
 from mas.runtime.session.ledger import ledger_from_state, ledger_to_state
 from mas.runtime.session.recall import open_archive, recall_tool
 from mas.runtime.session.skills import SkillLibrary
-from mas.runtime.session.store import load_state, save_state
+from mas.runtime.session.store import StateJournal
 from mas.runtime.session.tools import Tool
 from mas.runtime.session.view import ContextUsageView, usage_view
 
@@ -70,6 +70,8 @@ class SessionSettings:
         ratio of the turn model (``spec.estimation.calibrate``, on by default); before it
         is learned, by :func:`~mas.runtime.context.calibration.digit_prior`.
     :ivar min_observations: model calls seen before that ratio is applied.
+    :ivar max_reply_chars: longest reply text kept (``spec.budget.max_reply_chars``); a
+        longer one is cut and counted as ``replies_capped``.
     """
 
     window: int
@@ -81,6 +83,7 @@ class SessionSettings:
     max_tool_rounds: int = 8
     calibrate: bool = True
     min_observations: int = 3
+    max_reply_chars: int = 1_000_000
 
 
 @dataclass
@@ -157,7 +160,7 @@ class AgentSession:
             for round_number in range(self.settings.max_tool_rounds):
                 request = self._prepare(user, working, schemas)
                 compactions += int(request.managed.compacted)
-                reply = self.engine.turn(request.messages, tools=request.tools)
+                reply = self._capped(self.engine.turn(request.messages, tools=request.tools))
                 calls += 1
                 assistant: Message = {"role": "assistant", "content": reply.text or None}
                 last_round = round_number == self.settings.max_tool_rounds - 1
@@ -197,6 +200,18 @@ class AgentSession:
             self.degradation.add("summarizer_backoffs", reason=reason[:300])
         else:
             self.degradation.add("compaction_failures", reason=reason[:300])
+
+    def _capped(self, reply: ModelReply) -> ModelReply:
+        """``reply`` with its text cut to ``max_reply_chars``: one huge reply would
+        otherwise be saved, re-sent and re-estimated on every later turn."""
+        limit = self.settings.max_reply_chars
+        if len(reply.text) <= limit:
+            return reply
+        reason = (f"turn {self.turns + 1}: a reply of {len(reply.text):,} characters cut to "
+                  f"{limit:,} (spec.budget.max_reply_chars)")
+        log.warning("%s", reason)
+        self.degradation.add("replies_capped", reason=reason)
+        return replace(reply, text=reply.text[:limit] + f"\n[reply cut at {limit:,} characters]")
 
     def _tool_loop(self, calls: list[dict[str, Any]]) -> None:
         """The turn used up its tool rounds with the model still calling tools."""
@@ -345,9 +360,21 @@ class AgentSession:
             self.skills.active = dict(state.get("skills", {}))
 
     def save(self) -> None:
-        """Write the session file atomically (no-op without ``state_path``)."""
+        """Save after a turn: one journal line, or a new snapshot (no-op without
+        ``state_path``); see :mod:`mas.runtime.session.store`."""
         if self.state_path is not None:
-            save_state(self.state_path, self.to_state())
+            self._store().save(self.to_state())
+
+    def compact_state(self) -> None:
+        """Fold the journal into one ``session.json`` (done when the session ends)."""
+        if self.state_path is not None:
+            self._store().compact(self.to_state())
+
+    def _store(self) -> StateJournal:
+        # state_path may be pointed elsewhere between turns: a new path starts a new store.
+        if self._journal is None or self._journal.path != Path(str(self.state_path)):
+            self._journal = StateJournal(Path(str(self.state_path)))
+        return self._journal
 
     @property
     def calibration_ratio(self) -> float:

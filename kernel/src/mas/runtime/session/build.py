@@ -132,6 +132,7 @@ def open_session(
         max_tool_rounds=max_tool_rounds,
         calibrate=spec.estimation.calibrate,
         min_observations=spec.estimation.min_observations,
+        max_reply_chars=spec.budget.max_reply_chars,
     )
     identity = {"session_id": session_id} if session_id else {}
     return AgentSession(

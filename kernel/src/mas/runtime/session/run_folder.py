@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from mas.runtime.errors import ManifestError, Problem
+from mas.runtime.errors import ManifestError, Problem, StorageError
 from mas.runtime.events import Event, JsonlEventSink
 from mas.runtime.paths import hold_lock, refuse_symlinks
 from mas.runtime.runtime import Runtime
@@ -40,15 +40,22 @@ def is_run_folder(path: Path) -> bool:
 
 
 def record_events(
-    runtime: Runtime, folder: Path, session_id: Callable[[], str]
+    runtime: Runtime, folder: Path, session_id: Callable[[], str], *,
+    committed_turns: int | None = None,
 ) -> Callable[[], None]:
     """Append the events of one session to ``folder/events.jsonl``; returns a closer.
 
     ``session_id`` is asked on every event, since a resumed session learns its id only
     when its state is loaded. Several sessions may share one runtime: only this session's
     events are written.
+
+    :param committed_turns: the turns the saved state holds, when resuming: events after
+        that turn's ``session.turn`` (a turn cut short by a kill, which is played again)
+        are cut first, so no event is written twice.
     """
     refuse_symlinks(folder, RUN_FILES)
+    if committed_turns is not None:
+        trim_events(Path(folder) / EVENTS, committed_turns)
     sink = JsonlEventSink(Path(folder) / EVENTS)
 
     def listener(event: Event) -> None:
@@ -71,7 +78,9 @@ def write_transcript(
     error: str | None = None,
     extra: dict[str, Any] | None = None,
 ) -> None:
-    """Write ``folder/transcript.json`` for ``session`` (atomically)."""
+    """Write ``folder/transcript.json`` for ``session`` (atomically), after folding the
+    session's journal into its ``session.json``."""
+    session.compact_state()
     answers = [
         m for m in session.transcript if m.get("role") == "assistant" and not m.get("tool_calls")
     ]
@@ -119,3 +128,28 @@ def check_resume_input(session: AgentSession, turns: Sequence[str], source: str)
         raise ManifestError([Problem(
             source, "", f"has {len(turns)} turn(s) but the run folder already played "
             f"{len(played)}; resume with the same --input, or pass another --out")])
+
+
+def trim_events(path: Path, turns: int) -> int:
+    """Cut ``path`` (an events.jsonl) after the ``session.turn`` event of turn ``turns``
+    (everything, for 0); a torn last line goes too. Returns the bytes removed.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        raise StorageError(f"{path}: cannot read ({exc.strerror})") from exc
+    keep = offset = 0
+    for line in raw.splitlines(keepends=True):
+        offset += len(line)
+        if turns and b'"session.turn"' in line and line.endswith(b"\n"):
+            try:
+                event = json.loads(line)
+            except ValueError:
+                break
+            if event.get("event") == "session.turn" and event.get("turn") == turns:
+                keep = offset
+    if keep < len(raw):
+        os.truncate(path, keep)
+    return len(raw) - keep

@@ -1,23 +1,41 @@
-"""Saving and restoring session state atomically.
+"""Saving and restoring session state: an atomic snapshot plus an append-only journal.
 
-A save writes a temporary file in the same folder, flushes and fsyncs it, then renames it
-over the old file: a crash at any point leaves either the old state or the new one, never
-a torn file.
+``session.json`` is a snapshot: written to a temporary file in the same folder, flushed,
+fsynced and renamed over the old one, so a crash leaves the old snapshot or the new one,
+never a torn file. Between snapshots each committed turn appends one line to
+``session.journal.jsonl`` (:class:`StateJournal`): that turn's new transcript messages
+and the rest of the state (history window, manager state, counters), not the whole
+transcript again. Saving a turn therefore costs the turn plus the live window, however
+long the session; the journal is folded into a new snapshot once it outgrows the
+snapshot, and at the end of the session.
+
+Reading (:func:`load_state`) takes the snapshot and replays the journal lines after it;
+a line cut short by a kill is ignored, and :meth:`StateJournal.load` truncates it away
+before the next append.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from mas.runtime.errors import MasError, StorageError
-from mas.runtime.paths import refuse_symlinks
+from mas.runtime.paths import open_append, refuse_symlinks
 from mas.runtime.secrets import mask
 
 STATE_VERSION = 1
+
+MIN_JOURNAL_BYTES = 1 << 20
+"""The journal is folded into the snapshot once it is larger than both this and the
+snapshot itself (so snapshots cost, amortized, no more than the journal lines)."""
+
+# Temporary files of an interrupted atomic write: ".<name>." or ".<name>-" plus mkstemp's
+# eight characters.
+_ORPHAN = re.compile(r"^\..+\.(json|jsonl|txt|html|svg|yaml)[.-][a-z0-9_]{8}$")
 
 
 class SessionStateError(MasError):
@@ -61,9 +79,108 @@ def load_state(path: Path) -> dict[str, Any]:
     :raises UnsafePathError: ``path`` is a symlink (it would read and then replace a file
         elsewhere).
     """
-    refuse_symlinks(Path(path).parent, [Path(path).name])
+    state, _ = _read(Path(path))
+    return state
+
+
+def journal_path(path: Path) -> Path:
+    """The journal beside the snapshot ``path`` (``session.json`` -> ``session.journal.jsonl``)."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.journal.jsonl")
+
+
+def remove_orphans(folder: Path) -> list[Path]:
+    """Delete the temporary files interrupted atomic writes left in ``folder``.
+
+    Only safe while the folder is locked (``mas-ctl run`` and ``lab run`` hold its lock):
+    then no writer is alive to own them. Returns what was removed.
+    """
+    removed = []
+    for path in Path(folder).glob(".*"):
+        if _ORPHAN.match(path.name) and path.is_file() and not path.is_symlink():
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+class StateJournal:
+    """The snapshot and journal of one session (see the module docstring).
+
+    :param path: the snapshot, ``session.json``.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.journal = journal_path(self.path)
+        self._saved: int | None = None  # transcript messages already on disk
+        self._snapshot_bytes = 0
+        self._journal_bytes = 0
+
+    def load(self) -> dict[str, Any] | None:
+        """The saved state, ``None`` when there is none; cleans up after a kill.
+
+        Orphaned temporary files are removed and a torn or stale journal tail is cut, so
+        the next append starts on a clean line.
+
+        :raises SessionStateError: unreadable snapshot or another format version.
+        """
+        remove_orphans(self.path.parent)
+        if not self.path.is_file() and not self.path.is_symlink():
+            return None
+        state, good = _read(self.path)
+        if self.journal.is_file() and self.journal.stat().st_size > good:
+            os.truncate(self.journal, good)
+        self._saved = len(state.get("transcript") or [])
+        self._snapshot_bytes = self.path.stat().st_size
+        self._journal_bytes = good
+        return state
+
+    def save(self, state: dict[str, Any]) -> None:
+        """Persist ``state`` after a committed turn: one journal line, or a new snapshot.
+
+        :raises StorageError: the disk is full or the folder unwritable.
+        """
+        transcript = state.get("transcript") or []
+        grown = self._journal_bytes > max(MIN_JOURNAL_BYTES, self._snapshot_bytes)
+        if self._saved is None or self._saved > len(transcript) or grown:
+            self.compact(state)
+            return
+        record = {"version": STATE_VERSION, "turns": state.get("turns"),
+                  "transcript_from": self._saved, "transcript_tail": transcript[self._saved:],
+                  "state": {k: v for k, v in state.items() if k != "transcript"}}
+        line = (mask(json.dumps(record, sort_keys=True, ensure_ascii=False)) + "\n").encode()
+        try:
+            fd = open_append(self.journal)
+            try:
+                os.write(fd, line)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise StorageError.writing(self.journal, exc) from exc
+        self._saved = len(transcript)
+        self._journal_bytes += len(line)
+
+    def compact(self, state: dict[str, Any]) -> None:
+        """Write ``state`` as the snapshot and drop the journal it supersedes.
+
+        :raises StorageError: the disk is full or the folder unwritable.
+        """
+        text = json.dumps({"version": STATE_VERSION, **state}, sort_keys=True)
+        write_atomic(self.path, text)
+        # After the snapshot: a kill in between leaves journal lines the snapshot already
+        # covers, and replay skips those.
+        self.journal.unlink(missing_ok=True)
+        self._saved = len(state.get("transcript") or [])
+        self._snapshot_bytes = len(text)
+        self._journal_bytes = 0
+
+
+def _read(path: Path) -> tuple[dict[str, Any], int]:
+    """The snapshot with its journal replayed, and how many journal bytes were used."""
+    refuse_symlinks(path.parent, [path.name, journal_path(path).name])
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise SessionStateError(f"cannot read session file {path}: {exc}") from exc
     if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
@@ -71,4 +188,41 @@ def load_state(path: Path) -> dict[str, Any]:
         raise SessionStateError(
             f"session file {path} has format version {found!r}; expected {STATE_VERSION}"
         )
-    return data
+    try:
+        raw = journal_path(path).read_bytes()
+    except FileNotFoundError:
+        return data, 0
+    except OSError as exc:
+        raise SessionStateError(f"cannot read session journal {journal_path(path)}: "
+                                f"{exc.strerror}") from exc
+    good = 0
+    transcript = list(data.get("transcript") or [])
+    for line in raw.splitlines(keepends=True):
+        record = _record(line)
+        if record is None:
+            break  # torn by a kill, or not ours: nothing after it is trusted
+        turns = int(data.get("turns") or 0)
+        if record["turns"] <= turns:
+            good += len(line)  # already in the snapshot (a kill between snapshot and unlink)
+            continue
+        if record["turns"] != turns + 1 or record["transcript_from"] != len(transcript):
+            break
+        transcript.extend(record["transcript_tail"])
+        data = {**record["state"], "version": STATE_VERSION}
+        good += len(line)
+    data["transcript"] = transcript
+    return data, good
+
+
+def _record(line: bytes) -> dict[str, Any] | None:
+    if not line.endswith(b"\n"):
+        return None
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    keys = ("turns", "transcript_from", "transcript_tail", "state")
+    if not isinstance(record, dict) or record.get("version") != STATE_VERSION or any(
+            k not in record for k in keys):
+        return None
+    return record

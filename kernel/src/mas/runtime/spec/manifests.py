@@ -131,6 +131,11 @@ class Budget(Strict):
     max_llm_calls: int | None = Field(
         default=None, ge=1, description="Most model calls per session, summaries included."
     )
+    max_reply_chars: int = Field(
+        default=1_000_000, ge=1,
+        description="Longest model reply kept, in characters; a longer one is cut to this "
+        "and the session counts it as degraded (replies_capped).",
+    )
 
 
 class Estimation(Strict):

@@ -45,7 +45,8 @@ def run_kernel_session(job: SessionJob) -> None:
     session = open_session(job.runtime, flavour.agent, flavour.manifests,
                            session_id=job.session_id, state_path=job.folder / STATE, tools=tools,
                            cache=job.cache)
-    close = record_events(job.runtime, job.folder, lambda: session.session_id)
+    close = record_events(job.runtime, job.folder, lambda: session.session_id,
+                          committed_turns=session.turns)
     extra = {"flavour": flavour.name, "item_id": job.item.id, "run_index": job.run_index,
              "seed": job.seed}
     try:

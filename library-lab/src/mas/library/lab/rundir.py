@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from mas.runtime.errors import StorageError
 from mas.runtime.paths import contained, hold_lock
 from mas.runtime.secrets import mask
+from mas.runtime.session.store import remove_orphans
 
 if TYPE_CHECKING:
     from mas.library.lab.experiment import LabExperiment
@@ -140,6 +141,7 @@ class RunFolder:
         # through to its target.
         with hold_lock(self.path / LOCK_FILE, f"mas-ctl lab (pid {os.getpid()})",
                        "wait for it to finish (or pass --new for a separate run folder)"):
+            remove_orphans(self.path)  # left by a killed pass; no writer owns them now
             yield
 
     def session_dir(self, flavour: str, item: str, run_index: int) -> Path:
