@@ -191,3 +191,41 @@ def test_the_benchmark_session_loses_nothing_with_the_defaults() -> None:
     assert not rec.of("compaction.exception")
     checked = rec.of("summary.checked")
     assert checked and all(e.data["missing"] == 0 for e in checked)
+
+
+def test_a_compaction_request_counts_what_it_summarized() -> None:
+    """The request that compacts reports the fold it just made (summarized, not dropped)
+    and hands the trim its cached estimates (no re-estimation on compaction turns)."""
+    cm, rec = bound({"type": "summarising"})
+    history = History([m for i in range(40) for m in (
+        {"role": "user", "content": f"q{i} " + "u" * 800},
+        {"role": "assistant", "content": f"a{i} " + "a" * 800})])
+    request = prepare_request(cm=cm, history=history, current_input={"role": "user",
+                              "content": "next"}, window=8_000, reserve=0,
+                              engine=EngineDouble(), runtime=rec.runtime)
+    assert request.managed.compacted and request.managed.message_tokens is not None
+    a = request.accounting
+    assert a.summarized.messages > 0 and a.dropped.messages == 0 and a.cut.messages == 0
+    assert a.committed == 80
+
+
+def test_a_backlog_over_max_calls_is_bounded_and_what_went_unread_is_dropped() -> None:
+    """Issue 17: a cold start over thousands of messages makes at most max_calls summary
+    calls; the oldest messages the summary could not read count as dropped, not summarized."""
+    cm, rec = bound({"type": "summarising", "params": {
+        "identifier_check": "off",
+        "summarizer": {"type": "llm", "params": {"context_window": 8_000, "max_calls": 4}}}})
+    history = History([m for i in range(3_000) for m in (
+        {"role": "user", "content": f"q{i} " + "u" * 300},
+        {"role": "assistant", "content": "a" * 300})])
+    engine = EngineDouble()
+    request = prepare_request(cm=cm, history=history, current_input={"role": "user",
+                              "content": "next"}, window=8_000, reserve=0, engine=engine,
+                              runtime=rec.runtime)
+    assert len(engine.calls) == 4
+    a = request.accounting
+    [stop] = rec.of("compaction.stop")
+    assert stop.data["unread_messages"] > 0
+    assert a.dropped.messages == stop.data["unread_messages"]
+    assert a.summarized.messages + a.dropped.messages + a.sent.messages == 6_000
+    assert a.cut.messages == 0

@@ -215,6 +215,9 @@ class SummaryResult:
     :ivar model_source: the field that chose that model (spec 000 sources).
     :ivar llm_calls: model calls made (0 for ``drop``).
     :ivar usage: provider usage summed over those calls, when reported.
+    :ivar unread_messages: how many of the oldest folded messages the summary was written
+        without reading (a call bound was reached); the context manager counts them as
+        dropped, not summarized.
     """
 
     text: str | None
@@ -222,6 +225,7 @@ class SummaryResult:
     model_source: str | None = None
     llm_calls: int = 0
     usage: Usage | None = None
+    unread_messages: int = 0
 
 
 @runtime_checkable

@@ -213,8 +213,14 @@ class FoldingManager:
             (history.message(i) for i in history.skill_indexes(start, stop)), found
         )
 
-    def fold(self, history: History, stop: int, *, summary: str | None) -> None:
-        """Fold every live message before ``stop``; ``summary`` replaces the running one."""
+    def fold(
+        self, history: History, stop: int, *, summary: str | None, unread: int = 0
+    ) -> None:
+        """Fold every live message before ``stop``; ``summary`` replaces the running one.
+
+        :param unread: how many of the oldest folded messages the summary was written
+            without reading: counted as dropped, not summarized.
+        """
         start = self.live_start(history)
         st = self.state
         if summary is None and st.summarized_messages:
@@ -226,12 +232,13 @@ class FoldingManager:
             if self.archive is not None:
                 self.archive.add(start, history.originals(start, stop))
             count, tokens = stop - start, history.tokens_between(start, stop)
-            if summary is None:
-                st.dropped_messages += count
-                st.dropped_tokens += tokens
-            else:
-                st.summarized_messages += count
-                st.summarized_tokens += tokens
+            unread = min(unread, count) if summary is not None else 0
+            skipped = history.tokens_between(start, start + unread)
+            st.dropped_messages += count if summary is None else unread
+            st.dropped_tokens += tokens if summary is None else skipped
+            if summary is not None:
+                st.summarized_messages += count - unread
+                st.summarized_tokens += tokens - skipped
             st.skills = self.retained_after_fold(history, start, stop)
             st.folded_through = stop
         st.summary = summary

@@ -357,7 +357,7 @@ class SummarisingContextManager(FoldingManager):
             return self._failed(history, before, started, info, exc, session_id)
         text, calls = self._checked(result, folded, request, fit, engine, info, session_id)
         turns = len(history.turn_starts(start)) - len(history.turn_starts(fold_end))
-        self.fold(history, fold_end, summary=text)
+        self.fold(history, fold_end, summary=text, unread=result.unread_messages)
         if text is not None:
             self.state.summary_count += 1
         info.update(
@@ -366,6 +366,7 @@ class SummarisingContextManager(FoldingManager):
                 "model_source": result.model_source,
                 "llm_calls": calls,
                 "folded_messages": len(folded),
+                "unread_messages": result.unread_messages,
                 "folded_turns": turns,
                 "tail_messages": history.end - fold_end,
                 "tail_tokens": history.tokens_between(fold_end, history.end),
@@ -468,15 +469,7 @@ class SummarisingContextManager(FoldingManager):
             session_id,
         )
         self.state.compaction_in_progress = False
-        return ManagedHistory(
-            after.messages,
-            after.tokens,
-            after.summary_rows,
-            after.skill_rows,
-            compacted=True,
-            llm_called=llm_called,
-            metadata=info,
-        )
+        return replace(after, compacted=True, llm_called=llm_called, metadata=info)
 
     def _failed(
         self,
@@ -513,15 +506,7 @@ class SummarisingContextManager(FoldingManager):
         )
         log.warning("compaction failed (%s): %s; keeping the pruned messages", kind, reason)
         # The crash marker stays set: a failed compaction must not look like a clean no-op.
-        return ManagedHistory(
-            after.messages,
-            after.tokens,
-            after.summary_rows,
-            after.skill_rows,
-            compacted=False,
-            llm_called=calls_model,
-            metadata=None,
-        )
+        return replace(after, compacted=False, llm_called=calls_model, metadata=None)
 
 
 def _pruned(report: PruneReport) -> dict[str, int]:

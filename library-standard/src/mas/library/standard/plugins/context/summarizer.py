@@ -50,6 +50,9 @@ UPDATE_TEMPLATE = "Existing summary:\n{previous}\n\nNew conversation turns (JSON
 INPUT_MARGIN_RATIO = 0.1
 """Share of the summarizer's window left unused, as for agent requests."""
 
+MIN_SHARE = 0.05
+"""A backlog over ``max_calls`` is shortened to no less than this share of each message."""
+
 
 class LlmParams(BaseModel):
     """Params of the ``llm`` summarizer."""
@@ -80,6 +83,12 @@ class LlmParams(BaseModel):
     )
     context_window: int | None = Field(
         default=None, ge=1, description="Input window of the summarizer model; omitted = resolved."
+    )
+    max_calls: int = Field(
+        default=8,
+        ge=1,
+        description="Model calls one compaction may make; a larger backlog is shortened "
+        "(every folded message in proportion) to fit, and the shortening is logged.",
     )
 
 
@@ -142,16 +151,19 @@ class LlmSummarizer:
         summary = request.previous_summary
         usage = Usage()
         count = 0
+        unread = 0
         if calls:
             summary, usage = self._call(engine, *calls[0], usage, out)
             count = 1
         else:
-            for chunk in self._chunks(request.messages, summary, limit, out):
+            chunks, unread = self._bounded_chunks(request.messages, summary, limit, out)
+            for chunk in chunks:
                 summary, usage = self._call(
                     engine, self._standalone(chunk, summary), None, usage, out
                 )
                 count += 1
-        return SummaryResult(summary, self.model, self.model_source, count, usage)
+        return SummaryResult(summary, self.model, self.model_source, count, usage,
+                             unread_messages=unread)
 
     def _call(
         self,
@@ -210,6 +222,36 @@ class LlmSummarizer:
             {"role": "user", "content": UPDATE_TEMPLATE.format(previous=previous, turns=turns)},
         ]
 
+    def _bounded_chunks(
+        self, messages: list[Message], previous: str | None, limit: int, out: int
+    ) -> tuple[list[list[Message]], int]:
+        """:meth:`_chunks`, at most ``max_calls`` of them, and how many messages go unread.
+
+        A larger backlog (a cold start over thousands of messages) is shortened, each
+        message in the same proportion, until it fits. When even that does not fit, the
+        newest messages that fit are read and the oldest go unread — returned, so the
+        context manager counts them as dropped rather than summarized. Either is logged.
+        """
+        chunks = self._chunks(messages, previous, limit, out)
+        bound = self.params.max_calls
+        needed = len(chunks)
+        share = 1.0
+        while len(chunks) > bound and share > MIN_SHARE:
+            share = max(MIN_SHARE, share * bound / len(chunks) * 0.9)
+            shorter = [_shortened(m, share) for m in messages]
+            chunks = self._chunks(shorter, previous, limit, out)
+        unread = 0
+        if len(chunks) > bound:
+            unread = sum(len(c) for c in chunks[: len(chunks) - bound])
+            chunks = chunks[len(chunks) - bound :]
+        if needed > len(chunks) or unread:
+            log.warning(
+                "summarizer llm: %d folded messages needed %d calls (max_calls %d): each "
+                "shortened to %.0f%% of its length, %d oldest unread; %d call(s)",
+                len(messages), needed, bound, share * 100, unread, len(chunks),
+            )
+        return chunks, unread
+
     def _chunks(
         self, messages: list[Message], previous: str | None, limit: int, out: int
     ) -> list[list[Message]]:
@@ -254,6 +296,14 @@ def _turns_json(messages: list[Message]) -> str:
             row["name"] = m["name"]
         rows.append(row)
     return json.dumps(rows, ensure_ascii=False)
+
+
+def _shortened(message: Message, share: float) -> Message:
+    """``message`` with its text content cut to ``share`` of its length (head and tail)."""
+    content = message.get("content")
+    if not isinstance(content, str) or len(content) < 200:
+        return message
+    return {**message, "content": shorten_middle(content, max(80, int(len(content) * share)))}
 
 
 def _fit(message: Message, room: int) -> Message:
