@@ -57,7 +57,7 @@ class SummaryBackoff:
             state = self._models.setdefault(model, _State())
             state.failures += 1
             state.skip = min(MAX_SKIP, 2 ** (state.failures - 1))
-            state.last = reason
+            state.last = reason[:200]  # the first failure's line, not a nest of them
 
     def succeeded(self, model: str) -> None:
         """Record a successful summary call: the streak ends."""

@@ -98,14 +98,14 @@ def shrink(messages: list[Message], factor: float) -> Shrunk:
     cap = _cap(sorted(lengths, reverse=True), target)
     out: list[Message] = []
     cut_chars = cut_messages = 0
+    # The mark takes room too: what is kept plus the mark stays within the cap.
+    keep = max(0, cap - _MARK_ROOM)
     for message, length in zip(messages, lengths, strict=True):
-        if length <= cap:
-            out.append(message)
+        removed = length - keep
+        if length <= cap or removed <= _MARK_ROOM:
+            out.append(message)  # cutting this one would not make the request shorter
             continue
         content = str(message["content"])
-        # The mark takes room too: what is kept plus the mark stays within the cap.
-        keep = max(0, cap - _MARK_ROOM)
-        removed = length - keep
         head = keep // 2
         mark = CUT_MARK.format(n=removed)
         out.append({**message, "content": content[:head] + mark + content[length - (keep - head):]})
