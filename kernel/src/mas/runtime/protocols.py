@@ -293,7 +293,8 @@ class ManagedHistory:
     :ivar compacted: a compaction completed on this call (prune and/or fold); a failed
         one reports ``False`` (its ``compaction.exception`` event says why).
     :ivar llm_called: the summarizer called a model on this call.
-    :ivar metadata: the compaction metadata when ``compacted``, else ``None``.
+    :ivar metadata: the compaction metadata when ``compacted``; after a failed compaction
+        what was tried, with ``failed: true`` and the failure's ``kind``; else ``None``.
     :ivar message_tokens: per-message estimates aligned with ``messages`` when the manager
         has them cached (the final trim then skips re-estimating); ``None`` otherwise. Any
         sequence: a manager may hand a lazy view rather than copy its estimates each call.

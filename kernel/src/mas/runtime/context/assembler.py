@@ -78,9 +78,13 @@ class AssembledRequest:
             "context_window": self.budget.window,
             "window_source": self.budget.window_source,
             "completion_reserve": self.budget.request_reserve,
+            "reserve_source": self.budget.request_reserve_source,
+            "safety_margin": self.budget.margin,
             "hard_budget": self.budget.hard_budget,
             "remaining": self.budget.window - self.budget.request_reserve - self.estimate,
             "soft_trigger": self.budget.soft_trigger,
+            "trigger_source": self.budget.trigger_source,
+            "retrigger": self.budget.retrigger,
             "messages": len(self.messages),
             "parts": self.parts,
             "trimmed": {

@@ -148,9 +148,11 @@ class ContextBudget:
         warnings: list[str] = []
         if window is None:
             window_source = "fallback"
+        if window_source.startswith("fallback"):
+            # Also when a resolver already chose the fallback: the user should hear of it.
             warnings.append(
-                f"context window unknown: using the {DEFAULT_WINDOW:,} fallback; set "
-                "spec.models[].context_window or infra generation.context_window"
+                f"context window unknown: using the {window or DEFAULT_WINDOW:,} fallback; "
+                "set spec.models[].context_window or infra generation.context_window"
             )
         if reserve is None:
             reserve_source = "default"

@@ -506,7 +506,10 @@ class SummarisingContextManager(FoldingManager):
         )
         log.warning("compaction failed (%s): %s; keeping the pruned messages", kind, reason)
         # The crash marker stays set: a failed compaction must not look like a clean no-op.
-        return replace(after, compacted=False, llm_called=calls_model, metadata=None)
+        # The failure is this call's compaction metadata: what was tried and why it failed.
+        failed = {**info, "failed": True, "kind": kind, "llm_called": calls_model,
+                  "messages_after": len(after.messages)}
+        return replace(after, compacted=False, llm_called=calls_model, metadata=failed)
 
 
 def _pruned(report: PruneReport) -> dict[str, int]:
