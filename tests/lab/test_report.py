@@ -151,3 +151,19 @@ def test_svg_helpers() -> None:
     assert [g.get("data-series") for g in root.iter(f"{SVG}g") if g.get("class") == "series"] == ["a", "b"]
     bars = bar_chart("b", "x", "y", ["i1", "i2"], [("a", [1.0, 0.0]), ("b", [2.0, 3.0])])
     assert len(re.findall(r"<rect [^>]*fill=\"#", bars)) == 4 + 2  # 4 bars, 2 legend swatches
+
+
+def test_a_re_rendered_report_still_names_each_flavours_configuration(
+        tmp_path: Path, runtime: Runtime, make_experiment: Any) -> None:
+    from mas.library.lab.lab import report_run
+
+    outcome = run_experiment(runtime, make_experiment(tmp_path / "exp"),
+                             runs_root=tmp_path / "runs", flavours=["summarising"], limit=1)
+    assert outcome.ok
+    (outcome.run.path / "report.html").unlink()
+    again = report_run(runtime, outcome.run.path)  # no experiment loaded: the run folder only
+    assert again.ok
+    html = (outcome.run.path / "report.html").read_text()
+    assert "<td>summarising</td><td>summarising</td>" in html
+    assert "summary_threshold: 400" in html and "offline/default" in html
+    assert "the sessions&#x27; transcript.json" in html

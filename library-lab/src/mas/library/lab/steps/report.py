@@ -22,16 +22,19 @@ from mas.runtime.errors import MasError
 from mas.runtime.protocols import StepResult
 from mas.runtime.registry import NoParams
 from mas.runtime.spec.experiment import StepSpec
+from mas.runtime.spec.yaml_io import read_yaml_documents
 
 TABLE_CSV = "results_table.csv"
 TABLE_JSON = "results_table.json"
 OFFLINE_PREFIX = "offline/"
 
 
-def flavour_infos(ctx: StepContext) -> list[FlavourInfo]:
-    """What each flavour ran with, from the loaded experiment (empty when not loaded)."""
+def flavour_infos(ctx: StepContext, trajectories: list[dict[str, Any]]) -> list[FlavourInfo]:
+    """What each flavour ran with: from the loaded experiment, else (``mas-ctl lab report``
+    re-rendering a run folder) from its compiled manifests and session transcripts."""
     if ctx.experiment is None:
-        return []
+        return [info for flavour in dict.fromkeys(t["flavour"] for t in trajectories)
+                if (info := _stored_flavour(ctx, flavour, trajectories)) is not None]
     found = []
     for flavour in ctx.experiment.flavours:
         agent = flavour.agent
@@ -43,6 +46,30 @@ def flavour_infos(ctx: StepContext) -> list[FlavourInfo]:
             summarizer_model=summarizer.model if summarizer else None,
             summarizer_model_source=summarizer.source if summarizer else None))
     return found
+
+
+def _stored_flavour(ctx: StepContext, flavour: str,
+                    trajectories: list[dict[str, Any]]) -> FlavourInfo | None:
+    """A flavour as the run folder recorded it; ``None`` when its manifest is missing."""
+    compiled = sorted(ctx.path(f"manifests/{flavour}").glob("*.yaml"))
+    if not compiled:
+        return None
+    documents = read_yaml_documents(compiled[0])
+    document = documents[0] if isinstance(documents[0], dict) else {}
+    spec = document.get("spec") or {}
+    binding = spec.get("context_manager") or {}
+    params = binding.get("params") or {}
+    summarizer = (params.get("summarizer") or {}) if isinstance(params.get("summarizer"), dict) \
+        else {}
+    folder = next((t.get("folder") for t in trajectories if t["flavour"] == flavour), None)
+    transcript = read_json(ctx.path(f"{folder}/transcript.json")) if folder else None
+    model = transcript.get("model") if isinstance(transcript, dict) else None
+    summarizer_model = (summarizer.get("params") or {}).get("model")
+    return FlavourInfo(
+        name=flavour, context_manager=str(binding.get("type", "?")), params=params,
+        turn_model=str(model or "?"), turn_model_source="the sessions' transcript.json",
+        summarizer_model=summarizer_model,
+        summarizer_model_source="compiled manifest" if summarizer_model else None)
 
 
 def cost_labels(results: dict[str, Any], flavours: list[FlavourInfo]) -> tuple[str, str, str]:
@@ -77,7 +104,7 @@ class Report:
         if not isinstance(results, dict):
             raise MasError(f"{ctx.path(RESULTS_FILE)}: missing or unreadable; run aggregate first")
         trajectories = read_trajectories(ctx.path(TRAJECTORIES_FILE))
-        flavours = flavour_infos(ctx)
+        flavours = flavour_infos(ctx, trajectories)
         row_label, axis_label, cost_note = cost_labels(results, flavours)
         plots = all_plots(results, trajectories, axis_label)
         written = [ctx.run.relative(write_text(ctx.path(f"plots/{name}"), svg))
