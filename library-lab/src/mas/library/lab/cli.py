@@ -54,8 +54,13 @@ def _finish(outcome: LabOutcome, allow_degraded: bool = False, as_json: bool = F
                   if r.status in ("failed", "blocked")]
         click.echo(f"error: step(s) did not finish: {', '.join(failed)}", err=True)
         sys.exit(EXIT_STEP_FAILED)
-    lines = degraded_lines(read_json(outcome.run.path / SESSIONS_FILE, {}),
-                           read_json(outcome.run.path / RESULTS_FILE, {}))
+    index = read_json(outcome.run.path / SESSIONS_FILE, {}) or {}
+    if index.get("failed"):
+        click.echo(f"error: {index['failed']} of {len(index.get('sessions') or [])} sessions "
+                   "failed and are left out of the table and claims (see sessions.json); run "
+                   "the same command again to retry them", err=True)
+        sys.exit(EXIT_STEP_FAILED)
+    lines = degraded_lines(index, read_json(outcome.run.path / RESULTS_FILE, {}))
     for line in lines:
         click.echo(line, err=True)
     if lines and not allow_degraded:

@@ -26,6 +26,9 @@ from mas.runtime.spec.experiment import Runner
 
 log = logging.getLogger(__name__)
 
+METRICS = "metrics.json"
+"""The eval step's scores in a session folder (library-eval's ``METRICS``)."""
+
 
 @dataclass
 class SessionRecord:
@@ -100,10 +103,16 @@ def run_grid(
     records: dict[int, SessionRecord] = {}
     todo = []
     for index, job in enumerate(jobs):
-        if overwrite or _status(job) == DEGRADED:
+        status = _status(job)
+        if overwrite or status == DEGRADED:
             # A degraded session is run again from scratch: its numbers were not the
             # strategy's own (docs/lab.md, "Degraded sessions").
             remove_tree(root or job.folder.parent, job.folder)
+        elif status == FAILED:
+            # A failed session (a full disk, a provider outage) is retried from its saved
+            # turns: the failure record and any scores of it go, what it committed stays.
+            for name in (TRANSCRIPT, METRICS):
+                (job.folder / name).unlink(missing_ok=True)
         if (job.folder / TRANSCRIPT).is_file():
             records[index] = _record(job, None)
         else:
@@ -179,12 +188,15 @@ def _write_failure(job: SessionJob, error: str) -> None:
 
 
 def _status(job: SessionJob) -> str | None:
-    """The status a finished session's transcript records (``None``: none readable)."""
+    """The status a finished session's transcript records (``None``: none readable); a
+    transcript with an error is ``failed`` whoever wrote it."""
     try:
         transcript = json.loads((job.folder / TRANSCRIPT).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return transcript.get("status") if isinstance(transcript, dict) else None
+    if not isinstance(transcript, dict):
+        return None
+    return FAILED if transcript.get("error") else transcript.get("status")
 
 
 def _record(job: SessionJob, error: str | None, seconds: float | None = None) -> SessionRecord:

@@ -125,8 +125,11 @@ def aggregate(ctx: StepContext, claims: list[Claim], *, seed: int = 0,
         folder = record.get("folder")
         metrics = read_json(ctx.path(folder) / "metrics.json") if folder else None
         if record.get("status") == FAILED:
+            # A failed session stopped part-way: its numbers would skew the table and
+            # flip claims. It is counted (the table's sessions row) and left out.
             sessions[flavour]["failed"] += 1
-        elif degradation.add(flavour, session_counts(record, metrics)):
+            continue
+        if degradation.add(flavour, session_counts(record, metrics)):
             sessions[flavour]["degraded"] += 1
         cell = f"{record.get('item')}#{record.get('run_index', 0)}"
         for metric_id, value in session_values(record, metrics).items():

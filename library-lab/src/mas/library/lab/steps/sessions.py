@@ -36,11 +36,11 @@ class RunSessions:
     def outputs(self, ctx: StepContext) -> list[str]:
         """``sessions.json``, written once every session has a record.
 
-        An index that lists degraded sessions does not count as done: the next pass runs
-        those sessions again.
+        An index that lists degraded or failed sessions does not count as done: the next
+        pass runs those sessions again (failed ones resume from their saved turns).
         """
         index = read_json(ctx.path(SESSIONS_FILE), {}) or {}
-        return [] if index.get("degraded") else [SESSIONS_FILE]
+        return [] if index.get("degraded") or index.get("failed") else [SESSIONS_FILE]
 
     def run(self, ctx: StepContext) -> StepResult:
         """Write the compiled manifests, run unfinished sessions, index them all."""
