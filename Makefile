@@ -31,7 +31,7 @@ $(TEST_STAMP): $(PRODUCT_FILES) $(TEST_FILES)
 install: $(STAMP)
 
 # MCE's own metrics (eval_mce backend: mce) run in a venv of their own: MCE pins
-# litellm<1.75, which cannot share .venv with the kernel. Built once (about half a minute);
+# litellm<1.75, which cannot share .venv with the kernel. Built once (30-90 s here);
 # MCE needs Python 3.11+, so with an older python3 it is skipped and so are its tests.
 MCE_VENV := .venv-mce
 MCE_STAMP := $(MCE_VENV)/.installed
