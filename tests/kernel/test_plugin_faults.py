@@ -74,7 +74,7 @@ FAULTS = {
         + "def mas_register_cli_commands(registry):\n"
         + "    registry.register('plugins', lambda: None)\n",
         "command",
-        None,
+        5,
         "registers command 'plugins', which mas-ctl already has",
     ),
 }
@@ -130,11 +130,10 @@ def test_a_faulty_plugin_is_reported_once_and_the_rest_keeps_working(
     assert failure["version"] == "1.0"
     assert failure["stage"] == stage
     assert message in failure["error"]
-    if line is not None:
-        assert failure["file"] == str(plugin_file)
-        assert failure["line"] == line
-        assert f"{plugin_file}:{line}" in failure["error"]
-        assert f"{plugin_file}:{line}" in listed.stderr
+    assert failure["file"] == str(plugin_file)
+    assert failure["line"] == line
+    assert f"{plugin_file}:{line}" in failure["error"]
+    assert f"{plugin_file}:{line}" in listed.stderr
 
     skipped = mas_ctl(tmp_path, "plugins", MAS_DISABLE_PLUGINS="faulty")
     assert skipped.returncode == 0, skipped.stderr

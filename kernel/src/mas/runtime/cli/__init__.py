@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from mas.runtime._plugin_faults import fault_location, package_of
+from mas.runtime._plugin_faults import fault_location, function_location, package_of
 from mas.runtime.cli._app import CliState, cli, handle_errors
 from mas.runtime.cli.chat_cmd import chat_command
 from mas.runtime.cli.compile_cmd import compile_command, validate_command
@@ -73,10 +73,13 @@ def _with_plugin_commands(state: CliState) -> _Group:
         if entry.provider.name in runtime.pm.failed_names():
             continue
         if entry.name in group.commands:
+            file, line = function_location(entry.factory)
             runtime.fail_plugin(
                 entry.provider.name,
                 click.UsageError(f"registers command {entry.name!r}, which mas-ctl already has"),
                 stage="command",
+                file=file,
+                line=line,
             )
             continue
         try:
