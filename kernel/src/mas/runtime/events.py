@@ -1,7 +1,8 @@
 """Runtime events: what happened, as numbers and metadata, never prompt text.
 
 Names in use: ``context.assembled``, ``compaction.start``, ``compaction.stop``,
-``compaction.exception``, ``llm.call``, ``cache.lookup``, ``session.turn``, ``warning``.
+``compaction.exception``, ``llm.call``, ``cache.lookup``, ``session.turn``, ``warning``,
+``degraded`` (one per addition to a session's degradation record: kind, count, total, reason).
 """
 
 from __future__ import annotations
