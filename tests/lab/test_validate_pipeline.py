@@ -58,3 +58,21 @@ def test_validate_checks_the_dataset_like_lab_run(make_experiment: Any, tmp_path
     (tmp_path / "exp" / "dataset.jsonl").write_text("not json\n")
     result = mas_ctl("validate", path)
     assert result.code == 2 and "dataset.jsonl" in result.err
+
+
+def test_validate_and_lab_run_refuse_a_budget_out_of_bounds(make_experiment: Any, tmp_path: Path,
+                                                           mas_ctl: Callable[..., Any],
+                                                           runtime: Runtime) -> None:
+    # Issue 12, item 5, for experiments: every flavour's budget is checked before any session.
+    path = make_experiment(tmp_path / "exp")
+    agent = tmp_path / "exp" / "agent.yaml"
+    agent.write_text(agent.read_text().replace("max_tokens: 256", "max_tokens: 8000"))
+    expected = (f"{agent}: spec.models[id=main].max_tokens: a completion reserve of 8,000 "
+                "tokens leaves no room for input")
+    result = mas_ctl("validate", path)
+    assert result.code == 2 and expected in result.err
+    started: list[Any] = []
+    with pytest.raises(ManifestError) as caught:
+        run_experiment(runtime, path, runs_root=tmp_path / "runs", check_keys=False,
+                       session_function=started.append)
+    assert started == [] and any(expected in p.format() for p in caught.value.problems)
