@@ -13,12 +13,12 @@ EXPERIMENT = (Path(__file__).resolve().parents[2] / "library-lab" / "examples" /
               / "experiment.yaml")
 
 
-def test_the_example_compiles_four_flavours(runtime: Runtime) -> None:
+def test_the_example_compiles_five_flavours(runtime: Runtime) -> None:
     experiment = load_lab_experiment(runtime, EXPERIMENT)
     bound = {f.name: (f.agent.binding.type, f.agent.summarizer_model) for f in experiment.flavours}
     assert {name: kind for name, (kind, _) in bound.items()} == {
         "summarising": "summarising", "sliding_window": "sliding_window", "stack": "stack",
-        "summarising_cheap": "summarising"}
+        "summarising_cheap": "summarising", "summarising_recall": "summarising"}
     cheap = bound["summarising_cheap"][1]
     assert cheap is not None and (cheap.model, cheap.source) == ("offline/mini", "override")
     assert bound["summarising"][1] is not None and bound["summarising"][1].model == "offline/default"
