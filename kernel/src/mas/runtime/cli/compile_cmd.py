@@ -76,7 +76,7 @@ def validate_command(
     """Check FILES: exit 0 and say so, or print one line per problem and exit 2.
 
     Beyond loading and compiling, every agent's budget is resolved (the bounds of
-    docs/models.md) and plugins add their own pre-run checks (``mas_check_manifests``:
+    docs/manifests/agent.md) and plugins add their own pre-run checks (``mas_check_manifests``:
     for an experiment, what ``lab run`` checks before its first session). With --json
     the answer is ``{"ok": true, "documents": N, "agents": M}`` or ``{"ok": false,
     "problems": [...]}``.

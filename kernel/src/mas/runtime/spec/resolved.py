@@ -84,7 +84,7 @@ def budget_check(agents: list[CompiledAgent], manifests: ManifestSet) -> list[Pr
 
 
 def budget_problems(agent: CompiledAgent, resolved: ResolvedBudget) -> list[Problem]:
-    """Settings that leave a budget of nothing, one problem each (docs/models.md, bounds).
+    """Settings that leave a budget of nothing, one problem each (agent.md, "Bounds").
 
     - the completion reserve must be below the window (``max_tokens`` at or over it
       leaves no room for input);

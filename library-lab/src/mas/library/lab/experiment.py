@@ -139,7 +139,7 @@ def load_lab_experiment(
                                    config, problems)
         if flavour is not None:
             compiled.append(flavour)
-    for flavour in compiled:  # what each session's budget would refuse (docs/models.md)
+    for flavour in compiled:  # what each session's budget would refuse (agent.md "Bounds")
         problems.extend(p for p in budget_check(flavour.agents, flavour.manifests)
                         if p not in problems)
     if not body.applications or any(not flavour.agents for flavour in compiled):
