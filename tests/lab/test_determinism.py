@@ -32,3 +32,10 @@ def test_determinism_two_identical_lab_runs_give_identical_results(
     assert first and first == second
     rates = [m["CacheHitRate"] for m in first.values()]
     assert all(rate is not None for rate in rates) and max(rates) > 0
+    # The table the user reads (the prompt cache-hit rate among its rows) is the same too.
+    tables = [(o.run.path / "results_table.json").read_text() for o in runs]
+    assert tables[0] == tables[1]
+    tokens = [[(row["cached_tokens"], row["prompt_tokens"])
+               for row in map(json.loads, (o.run.path / "trajectories.jsonl").read_text()
+                              .splitlines())] for o in runs]
+    assert sorted(tokens[0]) == sorted(tokens[1])
