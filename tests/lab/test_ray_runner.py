@@ -94,15 +94,28 @@ def differences(left: Path, right: Path) -> list[str]:
             continue
         a, b = raw_a.decode("utf-8", "replace"), raw_b.decode("utf-8", "replace")
         if name.endswith(".jsonl"):
-            same = [_normal(json.loads(x)) for x in a.splitlines()] == \
-                   [_normal(json.loads(x)) for x in b.splitlines()]
+            rows = [_normal(json.loads(x)) for x in a.splitlines()]
+            other_rows = [_normal(json.loads(x)) for x in b.splitlines()]
         elif name.endswith(".json"):
-            same = _normal(json.loads(a)) == _normal(json.loads(b))
+            rows, other_rows = [_normal(json.loads(a))], [_normal(json.loads(b))]
         else:
-            same = False
-        if not same:
             found.append(name)
+            continue
+        if rows != other_rows:
+            found.append(f"{name}: {_first_difference(rows, other_rows)}")
     return found
+
+
+def _first_difference(rows: list[Any], other: list[Any]) -> str:
+    """Where two lists of JSON rows first part: row number and key (for the failure)."""
+    if len(rows) != len(other):
+        return f"{len(rows)} rows against {len(other)}"
+    for number, (row, other_row) in enumerate(zip(rows, other, strict=True)):
+        if row != other_row:
+            keys = sorted(k for k in set(row) | set(other_row) if row.get(k) != other_row.get(k)) \
+                if isinstance(row, dict) and isinstance(other_row, dict) else []
+            return f"row {number} differs in {keys}"
+    return "?"
 
 
 @pytest.fixture(scope="module")
