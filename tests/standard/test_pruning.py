@@ -128,6 +128,7 @@ def test_max_result_chars_caps_old_results_first() -> None:
     params = {
         "keep_last_assistants": 0,
         "max_result_chars": 1_000,
+        "min_prunable_tool_chars": 0,  # the floor binds every phase, the cap too
         "hard_clear": {"enabled": False},
     }
     capped = tool_texts(prune(params, ["q" * 3_000], fill=0.0))[0]
@@ -151,3 +152,71 @@ def test_bad_pruning_params_name_the_field() -> None:
         PruningParams(soft_trim={"max_chars": 0})
     with pytest.raises(ValidationError, match="keepLastAssistants|keep_last_assistants"):
         PruningParams(keepLastAssistants=3)
+
+
+# -- issue 12, item 8: pruning on its own ratios, with a hard floor ----------------------
+
+
+def _summarising(pruning: dict):
+    from mas.runtime.spec.binding import Binding, bind
+
+    from .conftest import Recorder, make_ctx
+
+    rec = Recorder()
+    raw = {"type": "summarising", "params": {"pruning": pruning, "keep_turns": 2}}
+    return bind("context_manager", Binding.model_validate(raw), make_ctx(rec.runtime)), rec
+
+
+def _budget(cm, window: int):
+    from mas.runtime.context import ContextBudget, FixedCosts
+
+    return ContextBudget.compute(window=window, reserve=0, fixed=FixedCosts(system=10),
+                                 settings=cm.budget_settings)
+
+
+def test_pruning_acts_on_its_own_ratio_before_the_summarization_trigger() -> None:
+    """At about 38 % fill an old 60k-character result is soft-trimmed, though history is
+    far under the trigger and nothing is summarized."""
+    cm, rec = _summarising({})
+    history = History(conversation(["x" * 60_000, "small", "small", "small"]))
+    window = int(history.total_tokens / 0.38)
+    managed = cm.manage_history(history, _budget(cm, window), engine=None)
+    assert not managed.compacted and rec.of("compaction.start") == []
+    trimmed = tool_texts(history.messages)[0]
+    assert len(trimmed) <= 4_000 + 40 and "characters omitted" in trimmed
+    assert history.original(2)["content"] == "x" * 60_000, "the original is kept"
+    [pruned] = rec.of("context.pruned")
+    assert pruned.data["soft_trimmed"] == 1 and pruned.data["cleared"] == 0
+
+
+def test_soft_trim_and_hard_clear_ratios_act_in_turn() -> None:
+    """Under soft_trim_ratio nothing changes; from it, soft trim; from hard_clear_ratio,
+    the result is cleared."""
+    results = ["x" * 60_000, "small", "small", "small"]
+    trimmed_size = History(conversation(["x" * 4_100, *results[1:]])).total_tokens
+    # Fills as they stand after the soft trim (the phases are progressive: a trim that
+    # brings the fill under the clear ratio leaves nothing to clear).
+    for fill, expect in ((0.2, "untouched"), (0.4, "trimmed"), (0.7, "cleared")):
+        cm, _ = _summarising({"hard_clear_ratio": 0.5, "soft_trim_ratio": 0.3})
+        history = History(conversation(results))
+        size = history.total_tokens if expect == "untouched" else trimmed_size
+        cm.manage_history(history, _budget(cm, int(size / fill)), engine=None)
+        text = tool_texts(history.messages)[0]
+        state = ("cleared" if text == "[Old tool result content cleared]"
+                 else "trimmed" if "omitted" in text else "untouched")
+        assert state == expect, (fill, state)
+
+
+def test_min_prunable_tool_chars_is_a_hard_floor_even_after_the_cap() -> None:
+    """A result whose committed text is under the floor is never pruned by any phase, and
+    a result the cap shortened does not become eligible by being short now."""
+    pruner = ToolResultPruner(PruningParams(
+        min_prunable_tool_chars=10_000, max_result_chars=8_192, keep_last_assistants=0))
+    history = History(conversation(["y" * 9_000, "z" * 12_000]))
+    stop = pruner.protected_from(history, 0)
+    pruner.prune(history, pruner.candidates(history, 0, stop), satisfied=lambda: False,
+                 fill=lambda: 1.0)
+    under, over = tool_texts(history.messages)
+    assert under == "y" * 9_000, "under the floor: never touched"
+    assert over == "[Old tool result content cleared]", "over it: every phase may act"
+    assert pruner.candidates(history, 0, stop) == [], "nothing left to prune"

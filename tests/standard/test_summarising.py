@@ -287,9 +287,12 @@ def test_pruning_alone_can_avoid_the_summarizer_call(binder, engine_double) -> N
     managed = cm.manage_history(history, budget_for(6_000), engine=engine)
     assert engine.calls == [] and len(history) == len(messages)
     assert [m["role"] for m in history.messages] == [m["role"] for m in messages]
-    assert managed.compacted and not managed.llm_called
-    stop = rec.of("compaction.stop")[0].data
-    assert stop["summarized"] is False and stop["pruned"]["capped"] == 1
+    assert not managed.llm_called and len(history.messages[2]["content"]) < 40_000
+    # Spec 004's phases act on every request at their own fill ratios (issue 12, item 8),
+    # so here they pruned before a compaction was needed at all.
+    [pruned] = rec.of("context.pruned")
+    assert pruned.data["soft_trimmed"] + pruned.data["cleared"] >= 1
+    assert rec.of("compaction.start") == []
 
 
 def test_state_round_trips_and_restored_manager_continues(binder, engine_double) -> None:
@@ -373,7 +376,9 @@ def test_pruned_messages_are_kept_even_when_the_summarizer_fails(binder, engine_
     assert len(history) == len(messages) and len(engine.calls) == 1
     assert len(history.messages[2]["content"]) < 40_000  # pruned, and kept
     assert history.messages[4:] == messages[4:]
-    assert rec.of("compaction.exception")[0].data["pruned"]["capped"] == 1
+    pruned = rec.of("context.pruned")[0].data
+    assert pruned["soft_trimmed"] + pruned["cleared"] >= 1
+    assert rec.of("compaction.exception"), "the summarizer still ran, and failed"
 
 
 def test_kept_turns_over_the_trigger_take_the_hysteresis_from_the_baseline(

@@ -106,6 +106,10 @@ class FoldState:
     :ivar dropped_tokens: their estimated tokens when they were folded.
     :ivar identifiers: identifier-check totals over the session (``identifiers``,
         ``found``, ``repaired``, ``appended``, ``missing``).
+    :ivar prune_scanned: absolute number up to which committed messages were examined
+        for pruning (each is examined once).
+    :ivar prune_candidates: absolute numbers of the tool results over the pruning floor
+        that a later phase may still shrink.
     """
 
     folded_through: int = 0
@@ -121,6 +125,8 @@ class FoldState:
     dropped_messages: int = 0
     dropped_tokens: int = 0
     identifiers: dict[str, int] = field(default_factory=dict)
+    prune_scanned: int = 0
+    prune_candidates: list[int] = field(default_factory=list)
 
     def ledger(self) -> FoldLedger:
         """What has been folded so far, summarized or dropped."""

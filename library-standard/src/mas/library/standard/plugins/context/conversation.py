@@ -170,6 +170,7 @@ class SummarisingContextManager(FoldingManager):
         session_id: str,
     ) -> ManagedHistory:
         limit = budget.history_hard_limit
+        self._prune_phases(history, budget, session_id)
         target = min(self._threshold(boundary), limit)
         estimated = self.managed_tokens(history)
         if estimated <= target or limit <= 0:
@@ -198,6 +199,45 @@ class SummarisingContextManager(FoldingManager):
             tools=tools,
             session_id=session_id,
         )
+
+    def _prune_phases(self, history: History, budget: ContextBudget, session_id: str) -> None:
+        """Spec 004's soft trim and hard clear, on their own fill ratios, on every request.
+
+        Independent of summarization: at 38 % fill an old 60k-character result is trimmed
+        whether or not history has reached the trigger. Each committed message is examined
+        once; only results over the floor are kept as candidates, so a steady-state
+        request costs work proportional to what was committed since the last one.
+        """
+        p, st = self.params.pruning, self.state
+        if not p.enabled:
+            return
+        start = self.live_start(history)
+        placeholder = p.hard_clear.placeholder
+        fresh = range(max(st.prune_scanned, start), history.end)
+        st.prune_candidates = [
+            *(i for i in st.prune_candidates
+              if i >= start and history.message(i)["content"] != placeholder),
+            *(i for i in fresh if self.pruner.eligible(history, i)),
+        ]
+        st.prune_scanned = history.end
+        fixed = budget.fixed.total
+
+        def fill() -> float:
+            return (fixed + self.managed_tokens(history)) / max(budget.window, 1)
+
+        if not st.prune_candidates or fill() < min(p.soft_trim_ratio, p.hard_clear_ratio):
+            return
+        # The newest keep_turns turns stay byte-identical, as keep_last_assistants' do.
+        starts = history.turn_starts(start)
+        keep = self.params.keep_turns
+        recent = starts[-keep] if keep and len(starts) >= keep else (start if keep else history.end)
+        protect = min(recent, self.pruner.protected_from(history, start))
+        ready = [i for i in st.prune_candidates if i < protect]
+        report = self.pruner.phases_pass(history, ready, fill)
+        if report.changed:
+            self._rows = None
+            self.emit("context.pruned", {**_pruned(report), "fill": round(fill(), 4)},
+                      session_id)
 
     def _within(self, managed: ManagedHistory, limit: int) -> ManagedHistory:
         """This request's view, its summary block shortened to what ``limit`` leaves it.

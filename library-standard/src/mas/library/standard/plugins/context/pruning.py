@@ -9,11 +9,18 @@ caller's target is met. Results carrying a skill block are never touched.
 
 The *fill* a ratio is compared with is the share of the model window the request would
 fill: (fixed costs + managed history) / window.
+
+Which rule comes from where (docs/context.md, "Tool-result pruning"): the cap
+(``max_result_chars``, 8,192 characters) is spec 002's and runs when a compaction starts,
+before any summarizer call; soft trim and hard clear are spec 004's and run on every
+request once the fill reaches their ratio, independently of summarization
+(:meth:`ToolResultPruner.phases_pass`). ``min_prunable_tool_chars`` is a hard floor for
+all of them, judged on the result as it was committed: a result pruned once never
+becomes eligible for more by having been shortened.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,8 +29,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from mas.runtime.context import History, shorten_middle
 from mas.runtime.context.skills import has_skill
 from mas.runtime.protocols import Message
-
-_TRIMMED = re.compile(r"\[\.\.\. \d+ characters omitted \.\.\.\]")
 
 
 class SoftTrimParams(BaseModel):
@@ -76,7 +81,7 @@ class PruningParams(BaseModel):
     min_prunable_tool_chars: int = Field(
         default=4000,
         ge=0,
-        description="Results this long or shorter are never soft-trimmed or cleared.",
+        description="Results this long or shorter, as committed, are never pruned by any phase.",
     )
     soft_trim: SoftTrimParams = Field(default_factory=SoftTrimParams)
     hard_clear: HardClearParams = Field(default_factory=HardClearParams)
@@ -117,14 +122,20 @@ class ToolResultPruner:
                     return index
         return start
 
+    def eligible(self, history: History, index: int) -> bool:
+        """The result at ``index`` may be pruned: a tool result without a skill block whose
+        committed text is over ``min_prunable_tool_chars`` (the hard floor)."""
+        original = history.original(index)
+        floor = self.params.min_prunable_tool_chars
+        return _prunable(original) and len(original["content"]) > floor
+
     def candidates(self, history: History, start: int, stop: int) -> list[int]:
         """Absolute indexes in ``[start, stop)`` that some phase would shrink, oldest first."""
         if not self.params.enabled:
             return []
         return [
-            i
-            for i in range(start, stop)
-            if _prunable(history.message(i)) and self._would_change(history.message(i)["content"])
+            i for i in range(start, stop)
+            if self.eligible(history, i) and self._would_change(history.message(i)["content"])
         ]
 
     def _would_change(self, text: str) -> bool:
@@ -133,6 +144,13 @@ class ToolResultPruner:
             changes.append(self._clear(text))
         return any(new is not None and len(new) < len(text) for new in changes)
 
+    def phases_pass(
+        self, history: History, candidates: list[int], fill: Callable[[], float]
+    ) -> PruneReport:
+        """Spec 004's soft trim and hard clear over ``candidates``, each while the fill is
+        at or over its ratio, oldest first (the cap is left to compaction)."""
+        return self.prune(history, candidates, satisfied=lambda: False, fill=fill, cap=False)
+
     def prune(
         self,
         history: History,
@@ -140,12 +158,16 @@ class ToolResultPruner:
         *,
         satisfied: Callable[[], bool],
         fill: Callable[[], float],
+        cap: bool = True,
     ) -> PruneReport:
-        """Prune ``indexes`` in place, phase by phase, until ``satisfied()``."""
+        """Prune ``indexes`` in place, phase by phase, until ``satisfied()``.
+
+        :param cap: run spec 002's cap first (compaction does; the per-request pass not).
+        """
         report = PruneReport()
         p = self.params
         phases: list[tuple[str, Callable[[str], str | None]]] = []
-        if p.max_result_chars is not None:
+        if cap and p.max_result_chars is not None:
             phases.append(("capped", self._cap))
         phases.append(("soft_trimmed", self._soft_trim))
         if p.hard_clear.enabled:
@@ -169,18 +191,15 @@ class ToolResultPruner:
         limit = self.params.max_result_chars
         return shorten_middle(text, limit) if limit is not None and len(text) > limit else None
 
-    def _eligible(self, text: str) -> bool:
-        return len(text) > self.params.min_prunable_tool_chars or bool(_TRIMMED.search(text))
-
     def _soft_trim(self, text: str) -> str | None:
         st = self.params.soft_trim
-        if len(text) <= st.max_chars or not self._eligible(text):
+        if len(text) <= st.max_chars:
             return None
         return shorten_middle(text, st.max_chars, head=st.head_chars, tail=st.tail_chars)
 
     def _clear(self, text: str) -> str | None:
         placeholder = self.params.hard_clear.placeholder
-        return placeholder if text != placeholder and self._eligible(text) else None
+        return placeholder if text != placeholder else None
 
     def prune_messages(
         self, messages: list[Message], *, window: int, fixed: int = 0
