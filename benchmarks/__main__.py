@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         lambda: figures.summarizer_cost(scores, 60 if q else 500),
         lambda: figures.accounting(scores, 60 if q else 500),
         lambda: figures.identifier_survival(60 if q else 500),
+        lambda: figures.per_turn_cost(50 if q else 2_000),
         lambda: figures.prefix_cache(20 if q else 120),
         figures.cli_startup,
         figures.estimate_accuracy,

@@ -344,6 +344,140 @@ def identifier_survival(turns: int = 500) -> Figure:
     return fig
 
 
+# -- 4c. per-turn cost on every path (issue 17) ---------------------------------------
+
+
+def _trim_messages_us(session: Any, start: int, calls: int) -> float | None:
+    """Median µs of one trim_messages request + commit from ``start`` turns in."""
+    trim, _ = _peer(TrimMessages, session.system)
+    if trim is None:
+        return None
+    for turn in session.turns[:start]:
+        trim.commit(turn.messages)
+    samples = []
+    for turn in session.turns[start:start + calls]:
+        began = time.perf_counter()
+        trim.request(turn.user, [])
+        trim.commit(turn.messages)
+        samples.append(time.perf_counter() - began)
+    return statistics.median(samples) * 1e6
+
+
+def _bound(raw: dict[str, Any]) -> Any:
+    """A context manager bound from ``raw`` for the bench's fake model."""
+    from mas.runtime import Runtime
+    from mas.runtime.protocols import BindContext
+    from mas.runtime.spec.binding import Binding, bind
+    from mas.runtime.spec.model_ref import ModelChoice, ModelRow, ModelScope
+
+    scope = ModelScope.build(agent_models=[ModelRow("main", "bench/fake")])
+    ctx = BindContext(runtime=Runtime.create(), agent_name="bench", model_scope=scope,
+                      turn_model=ModelChoice("bench/fake", "spec.models[id=main]", "main"))
+    return bind("context_manager", Binding.model_validate(raw), ctx)
+
+
+def _compaction_ms(messages: int) -> float:
+    """Median ms of one compacting summarising request over ``messages`` of backlog."""
+    from benchmarks.counting import FakeSummarizer
+    from mas.runtime.context import ContextPart, History, prepare_request
+
+    samples = []
+    turns = [[{"role": "user", "content": f"question {i}: status of ticket T-{i}?"},
+              {"role": "assistant", "content": f"Ticket T-{i} is open, team {i % 7}."}]
+             for i in range(messages // 2)]
+    parts = [ContextPart("agent", "role", "You help.", placement="system", pinned=True)]
+    for _ in range(5):
+        cm = _bound({"type": "summarising", "params": {
+            "trimmer": NO_MARGIN, "summarizer": LLM, "identifier_check": "off"}})
+        history = History([m for t in turns for m in t])
+        window = history.total_tokens  # over the trigger: this request compacts
+        began = time.perf_counter()
+        request = prepare_request(cm=cm, history=history, parts=parts,
+                                  current_input={"role": "user", "content": "next?"},
+                                  window=window, reserve=0, engine=FakeSummarizer())
+        samples.append(time.perf_counter() - began)
+        assert request.managed.compacted
+    return statistics.median(samples) * 1e3
+
+
+def _cold_bound_ms(strategy: str, messages: list[dict[str, Any]]) -> float:
+    """Median ms of a cold, stateless bound: build the history and assemble once."""
+    from benchmarks.counting import COUNTER
+    from mas.runtime.context import ContextPart, History, prepare_request
+
+    parts = [ContextPart("agent", "role", "You help.", placement="system", pinned=True)]
+    samples = []
+    for _ in range(5):
+        cm = _bound({"type": strategy, "params": {"trimmer": NO_MARGIN}})
+        began = time.perf_counter()
+        history = History(messages[:-1], estimator=COUNTER)
+        prepare_request(cm=cm, history=history, parts=parts, current_input=messages[-1],
+                        window=BUDGET, reserve=0)
+        samples.append(time.perf_counter() - began)
+    return statistics.median(samples) * 1e3
+
+
+def _cold_trim_ms(session: Any, messages: list[dict[str, Any]]) -> float | None:
+    trim, _ = _peer(TrimMessages, session.system)
+    if trim is None:
+        return None
+    samples = []
+    for _ in range(5):
+        fresh, _ = _peer(TrimMessages, session.system)
+        began = time.perf_counter()
+        fresh.commit(messages[:-1])
+        fresh.request(messages[-1], [])
+        samples.append(time.perf_counter() - began)
+    return statistics.median(samples) * 1e3
+
+
+def per_turn_cost(calls: int = 200) -> Figure:
+    """Issue 17: steady state per strategy at 10,000 messages against trim_messages in the
+    same run; a compaction's time as the backlog doubles; a cold bound of 10,000 messages."""
+    fig = Figure(
+        "Per-turn cost on every path (issue 17)",
+        "every strategy's steady-state turn ≤ 50 µs and ≥ 150× trim_messages at 10,000 "
+        "messages; a compaction over twice the backlog ≤ 2.3× the time; a cold bound of "
+        "10,000 messages no slower than trim_messages",
+        ["what", "mas-lab", "trim_messages", "ratio"],
+    )
+    ours = {name: bench_session_turn.main(calls, with_events=True, strategy=name)
+            for name in ("summarising", "sliding_window", "stack")}
+    session = make_session(2_400)
+    start = next(i for i in range(len(session.turns))
+                 if len(session.messages(i)) >= bench_session_turn.MESSAGES)
+    peer = _trim_messages_us(session, start, 25)
+    for name, us in ours.items():
+        fig.rows.append([f"steady-state turn, {name}", f"{us:,.1f} µs",
+                         f"{peer:,.0f} µs" if peer else "not measured",
+                         f"{peer / us:,.0f}×" if peer else ""])
+    small, large = _compaction_ms(1_000), _compaction_ms(2_000)
+    fig.rows.append(["compacting request, 1,000 → 2,000 messages of backlog",
+                     f"{small:,.1f} → {large:,.1f} ms", "", f"{large / small:.2f}×"])
+    flat = session.messages(start)[-10_000:]
+    cold_peer = _cold_trim_ms(session, flat)
+    colds = {name: _cold_bound_ms(name, flat) for name in ("stack", "sliding_window")}
+    for name, ms in colds.items():
+        fig.rows.append([f"cold bound of 10,000 messages, {name}", f"{ms:,.1f} ms",
+                         f"{cold_peer:,.1f} ms" if cold_peer else "not measured",
+                         f"{cold_peer / ms:.2f}×" if cold_peer else ""])
+    steady_ok = all(us <= 50 for us in ours.values()) and bool(peer) and all(
+        peer / us >= 150 for us in ours.values())
+    cold_ok = bool(cold_peer) and all(ms <= cold_peer for ms in colds.values())
+    fig.met = steady_ok and large / small <= 2.3 and cold_ok
+    fig.notes += [
+        "Steady state: prepare_request plus the write-back, under a 1,048,576-token window "
+        "so nothing compacts (benchmarks/bench_session_turn.py); trim_messages on the "
+        "synthetic session at 10,000 messages of history.",
+        "Compaction: one summarising request over a backlog of short turns, fake "
+        "summarizer (no model time), identifier check off; what it costs is proportional "
+        "to the messages folded and kept when the ratio is about 2.",
+        "Cold bound: a stateless History of 10,000 synthetic messages built and bounded "
+        "once (estimating every message) against trim_messages counting the same list.",
+    ]
+    return fig
+
+
 # -- 5. prefix cache ------------------------------------------------------------------
 
 
