@@ -1,12 +1,14 @@
 """What ``run`` and ``chat`` show on the terminal (issue 14, items 6, 7, 8).
 
-``run --quiet`` keeps stdout one JSON document; warnings that used to reach only
+``run --quiet`` keeps stdout one JSON document (in a fresh process, so that litellm's
+import is part of it); warnings that used to reach only
 events.jsonl (an input far over the window) are printed on stderr; the first model call's
 ``latency_s`` no longer includes importing litellm, which is ``setup_s``.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -71,17 +73,20 @@ def test_run_quiet_prints_one_json_document_and_times_setup_apart(
     assert "resuming out after turn 2" in again.stderr
 
 
-def test_an_input_over_the_window_is_warned_about_in_run(tmp_path: Path, agent: Path) -> None:
+def test_an_input_over_the_window_is_warned_about_in_run(tmp_path: Path, agent: Path, mas_ctl) -> None:  # type: ignore[no-untyped-def]
     turns = _turns(tmp_path, "My id is X-1.", HUGE, "What is my id?")
-    done = _mas_ctl(tmp_path, "run", str(agent), "--input", str(turns), "--out", "out")
-    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: ")]
-    assert len(warnings) == 1, done.stderr
+    done = mas_ctl("run", agent, "--input", turns, "--out", tmp_path / "out")
+    warnings = [line for line in done.err.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1, done.err
     assert "exceeds the hard budget" in warnings[0] and "sent as is" in warnings[0]
 
 
-def test_an_input_over_the_window_is_warned_about_in_chat(tmp_path: Path, agent: Path) -> None:
-    done = _mas_ctl(tmp_path, "chat", str(agent), "--out", "out", stdin=f"Hello.\n{HUGE}\n/exit\n")
-    assert "warning: " in done.stderr and "exceeds the hard budget" in done.stderr
+def test_an_input_over_the_window_is_warned_about_in_chat(
+    tmp_path: Path, agent: Path, mas_ctl, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(f"Hello.\n{HUGE}\n/exit\n"))
+    done = mas_ctl("chat", agent, "--out", tmp_path / "out")
+    assert "warning: " in done.err and "exceeds the hard budget" in done.err
 
 
 def test_validate_and_compile_json_report_problems_as_json(mas_ctl, write) -> None:  # type: ignore[no-untyped-def]
