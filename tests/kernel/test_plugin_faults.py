@@ -266,3 +266,11 @@ def test_params_rejected_by_the_factory_name_the_field_and_exit_2(
     assert done.stderr.strip() == (
         f"{agent}: spec.context_manager.params.summarizer.params: {message}"
     )
+
+
+def test_verbose_adds_the_plugin_traceback(tmp_path: Path) -> None:
+    plugin_file = install_faulty(tmp_path, "hook_raises", FAULTS["hook_raises"][0])
+    done = mas_ctl(tmp_path, "-v", "--help")
+    assert done.returncode == 0
+    assert "Traceback (most recent call last)" in done.stderr
+    assert f'File "{plugin_file}", line 6' in done.stderr

@@ -75,13 +75,14 @@ def function_location(function: object) -> tuple[str | None, int | None]:
 
 
 def report(error: PluginLoadError) -> None:
-    """Log ``error`` and how to skip its plugin, once per process."""
+    """Log ``error`` and how to skip its plugin, once per process; ``-v`` adds the traceback."""
     text = f"{error}; {error.hint}"
     with _reported_lock:
         if text in _reported:
             return
         _reported.add(text)
-    log.warning("%s", text)
+    verbose = log.isEnabledFor(logging.INFO)  # mas-ctl -v
+    log.warning("%s", text, exc_info=error.reason if verbose else None)
 
 
 def _is_machinery(filename: str) -> bool:
