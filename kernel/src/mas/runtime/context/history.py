@@ -145,9 +145,21 @@ class History:
             self._skill_rows.append(index)
 
     def extend(self, messages: Iterable[Message]) -> None:
-        """Append several messages in order."""
-        for message in messages:
-            self.append(message)
+        """Append several messages in order (a restored or cold history in one pass)."""
+        added = list(messages)
+        if len(added) < 64:
+            for message in added:
+                self.append(message)
+            return
+        first = self.end
+        tokens = [self.estimator.message(m) for m in added]
+        self._messages.extend(added)
+        self._sums.extend(tokens)
+        self._total += sum(tokens)
+        self._user_starts.extend(
+            first + k for k, m in enumerate(added) if m.get("role") == "user"
+        )
+        self._skill_rows.extend(first + k for k, m in enumerate(added) if has_skill(m))
 
     def replace(self, index: int, message: Message) -> None:
         """Swap the message at absolute ``index`` for ``message`` (same role expected).

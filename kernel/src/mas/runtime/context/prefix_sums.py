@@ -21,8 +21,7 @@ class PrefixSums:
     def __init__(self, values: Iterable[int] = ()) -> None:
         self._values: list[int] = []
         self._tree: list[int] = [0]  # 1-based: _tree[i] sums (i - lowbit(i), i]
-        for value in values:
-            self.append(value)
+        self.extend(values)
 
     def __len__(self) -> int:
         return len(self._values)
@@ -67,6 +66,22 @@ class PrefixSums:
             j &= j - 1
         self._tree.append(covered)
 
+    def extend(self, values: Iterable[int]) -> None:
+        """Add ``values`` at the end: O(k log n) for a few, a linear rebuild for many."""
+        added = list(values)
+        if len(added) < 64:
+            for value in added:
+                self.append(value)
+            return
+        self._values.extend(added)
+        tree = [0, *self._values]
+        size = len(self._values)
+        for i in range(1, size + 1):  # the linear construction: push each node to its parent
+            parent = i + (i & -i)
+            if parent <= size:
+                tree[parent] += tree[i]
+        self._tree = tree
+
     def set(self, index: int, value: int) -> None:
         """Replace the value at ``index`` (O(log n))."""
         delta = value - self._values[index]
@@ -84,8 +99,7 @@ class PrefixSums:
             return
         rest = self._values[count:]
         self._values, self._tree = [], [0]
-        for value in rest:
-            self.append(value)
+        self.extend(rest)
 
 
 __all__ = ["PrefixSums"]
