@@ -3,13 +3,13 @@
 Both backends run the same grid through the same driver (``run_grid``) at the same
 ``max_concurrency`` (2, this machine's cores), Ray on a local head started here with 2 CPUs:
 
-- *sessions*: the context-ablation example's first 3 items x 4 flavours (12 scripted
+- *sessions*: the context-ablation example's first 3 items x every flavour (scripted
   sessions of 30-120 turns on the offline model), each backend once to warm up (Ray
   starts its workers and imports litellm there), then timed;
-- *overhead*: 24 no-op sessions (the session function only writes a transcript), so the
-  time per session is what the backend itself costs: for Ray, shipping the job, rebuilding
-  the flavour on the worker, the scratch folder, returning the files and the driver writing
-  them.
+- *overhead*: the first 6 items x every flavour as no-op sessions (the session function
+  only writes a transcript), so the time per session is what the backend itself costs:
+  for Ray, shipping the job, rebuilding the flavour on the worker, the scratch folder,
+  returning the files and the driver writing them.
 
 Run: ``.venv/bin/python benchmarks/bench_lab_ray.py``
 """

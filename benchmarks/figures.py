@@ -596,6 +596,6 @@ def lab_ray() -> Figure:
     fig.met = task <= 0.05 * session
     fig.notes.append(f"per-task overhead of Ray over the thread pool: {task:.0f} ms a task "
                      f"(no-op sessions); a scripted session holds its slot {session:.0f} ms")
-    fig.notes.append("sessions: the context-ablation example, 3 items x 4 flavours, on the "
-                     "offline model; each backend warmed up once first")
+    fig.notes.append("sessions: the context-ablation example, its first 3 items x every "
+                     "flavour, on the offline model; each backend warmed up once first")
     return fig
