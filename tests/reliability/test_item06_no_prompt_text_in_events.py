@@ -75,3 +75,18 @@ def test_item06_a_reduced_message_is_bounded_and_keeps_no_words_of_the_input(tex
     assert tail.split(" ")[0].rstrip(";") in {"bad_request", "authentication", "not_found", "timeout",
                                   "too_large", "rate_limit", "server", "connection", "budget",
                                   "exception"}
+
+
+def test_item06_a_degraded_event_keeps_no_provider_words(tmp_path: Path) -> None:
+    runtime = Runtime.create()
+    close = record_events(runtime, tmp_path, lambda: "s1")
+    exc = _provider_failure()
+    runtime.emit(Event("degraded", {"kind": "compaction_failures", "count": 1, "total": 1,
+                                    "reason": f"{type(exc).__name__}: {exc}"}, "s1"))
+    runtime.emit(Event("degraded", {"kind": "budget_cuts", "count": 3, "total": 3,
+                                    "reason": "3 messages (812 tokens) cut"}, "s1"))
+    close()
+    lines = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert [e["reason"] for e in lines] == [
+        "ModelCallError: bad_request (HTTP 400); the provider's message is not stored",
+        "3 messages (812 tokens) cut"]  # the project's own words are kept

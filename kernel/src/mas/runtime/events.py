@@ -17,7 +17,7 @@ from typing import Any
 
 from mas.runtime.errors import StorageError
 from mas.runtime.paths import open_append
-from mas.runtime.secrets import mask_data, reduce_message
+from mas.runtime.secrets import is_exception_text, mask_data, reduce_message
 
 
 @dataclass(frozen=True)
@@ -85,10 +85,15 @@ class JsonlEventSink:
 def stored_event(event: Event) -> Event:
     """``event`` as it may be stored: every string masked; on an ``*.exception`` event the
     ``reason`` reduced to type, kind and status and the ``stacktrace`` dropped, since a
-    provider's message may quote the prompt (DESIGN.md §11, Boundaries)."""
+    provider's message may quote the prompt (DESIGN.md §11, Boundaries). Any other
+    event's ``reason`` that is a formatted exception (a ``degraded`` event counting a
+    failed compaction) is reduced the same way; reasons in the project's own words stay."""
     data = dict(event.data)
+    reason = data.get("reason")
     if event.name.endswith(".exception"):
         data.pop("stacktrace", None)
-        if isinstance(data.get("reason"), str):
-            data["reason"] = reduce_message(data["reason"])
+        if isinstance(reason, str):
+            data["reason"] = reduce_message(reason)
+    elif isinstance(reason, str) and is_exception_text(reason):
+        data["reason"] = reduce_message(reason)
     return Event(event.name, mask_data(data), event.session_id, event.ts)

@@ -158,6 +158,11 @@ def error_fields(exc: BaseException) -> dict[str, Any]:
             "message": content_free(name, status)}
 
 
+def is_exception_text(text: str) -> bool:
+    """Whether ``text`` reads ``SomeError: …``, a formatted exception (maybe a provider's)."""
+    return _TYPE_NAME.match(text) is not None
+
+
 def reduce_message(text: str) -> str:
     """A formatted ``Type: message`` string reduced as :func:`error_fields` would."""
     found = _TYPE_NAME.match(text or "")
