@@ -20,6 +20,7 @@ MAX_DEPTH = 100
 """Deepest nesting of lists and objects accepted on one line."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def read_lines(path: Path, source: str | None = None, what: str = "file") -> list[str]:
@@ -65,18 +66,8 @@ def parse_line(line: str) -> Any:
 def _depth(line: str) -> int:
     """Deepest bracket nesting outside strings."""
     depth = deepest = 0
-    in_string = escaped = False
-    for char in line:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
+    for char in _STRING.sub("", line):
+        if char in "[{":
             depth += 1
             deepest = max(deepest, depth)
         elif char in "]}":
