@@ -1,0 +1,361 @@
+"""The ray backend on a real local Ray instance (2 CPUs): the same run folder as the local
+runner apart from timing fields, a dead worker failing only its session, a killed driver
+resuming to the same results, and the start-up plugin check.
+
+Not collected by itself: ``test_ray_runner.py`` runs this file in a network namespace
+whose only interface is loopback, because Ray binds the host's own address."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import ray
+from ray import cloudpickle
+
+from mas.library.lab import SessionJob, run_experiment
+from mas.library.lab.executors._ray_worker import plugin_inventory
+from mas.library.lab.executors.ray_backend import WORKER_LOST, check_cluster, import_ray
+from mas.library.lab.sessions import default_session_function
+from mas.runtime import Runtime
+from mas.runtime.engine._litellm import load_litellm
+from mas.runtime.errors import MasError
+
+TIMING_FIELDS = {"ts", "latency_s", "setup_s", "monotonic_time", "system_time", "duration", "seconds",
+                 "created"}
+"""The fields docs/lab.md lists as timing: the only ones allowed to differ between backends."""
+
+# The sessions are judged one vote at a time: the judge's simulated provider cache is shared
+# by every vote of the step, so concurrent votes would make cached-token counts depend on
+# thread timing on either backend. The sessions themselves run two at a time.
+JUDGE = "      - {type: eval_mce, config: {max_concurrency: 1}}\n"
+POST = "      - {type: run_sessions, config: {max_concurrency: 2}}\n" + JUDGE
+
+def experiment(make_experiment: Any, root: Path, name: str, post: str = POST) -> Path:
+    """The tiny experiment under its own name: its own session ids, so no process (driver or
+    worker) has seen them before in this test run."""
+    path: Path = make_experiment(root, post=post)
+    path.write_text(path.read_text().replace("name: tiny", f"name: {name}"))
+    return path
+
+
+def cold_provider() -> None:
+    """Forget this process's simulated provider cache, as a new ``mas-ctl`` process starts.
+
+    The judge's votes all probe one simulated conversation, so votes of an earlier run in
+    this process would count as cached prefix in the next one.
+    """
+    for entry in load_litellm().custom_provider_map:
+        cache = getattr(entry["custom_handler"], "prefix_cache", None)
+        if cache is not None:
+            cache.clear()
+
+
+# Session functions defined here travel to the workers by value (this module is not
+# importable there).
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """One local Ray head for the module, shut down after it; its address."""
+    # "local": a new instance even when `ray start` left one running on this machine.
+    context = ray.init(address="local", num_cpus=2, include_dashboard=False,
+                       logging_level="WARNING")
+    try:
+        yield str(context.address_info["address"])
+    finally:
+        ray.shutdown()
+
+
+def _normal(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: "<timing>" if k in TIMING_FIELDS else _normal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normal(v) for v in value]
+    return value
+
+
+def differences(left: Path, right: Path) -> list[str]:
+    """Files of two run folders that differ in more than timing fields (report.html aside,
+    it prints the creation time)."""
+    names = {p.relative_to(left).as_posix() for p in left.rglob("*") if p.is_file()}
+    other = {p.relative_to(right).as_posix() for p in right.rglob("*") if p.is_file()}
+    found = sorted(f"only in one: {name}" for name in names ^ other if name != ".lock")
+    for name in sorted(names & other):
+        raw_a, raw_b = (left / name).read_bytes(), (right / name).read_bytes()
+        if raw_a == raw_b or name == "report.html":
+            continue
+        a, b = raw_a.decode("utf-8", "replace"), raw_b.decode("utf-8", "replace")
+        if name.endswith(".jsonl"):
+            rows = [_normal(json.loads(x)) for x in a.splitlines()]
+            other_rows = [_normal(json.loads(x)) for x in b.splitlines()]
+        elif name.endswith(".json"):
+            rows, other_rows = [_normal(json.loads(a))], [_normal(json.loads(b))]
+        else:
+            found.append(name)
+            continue
+        if rows != other_rows:
+            found.append(f"{name}: {_first_difference(rows, other_rows)}")
+    return found
+
+
+def _first_difference(rows: list[Any], other: list[Any]) -> str:
+    """Where two lists of JSON rows first part: row number and key (for the failure)."""
+    if len(rows) != len(other):
+        return f"{len(rows)} rows against {len(other)}"
+    for number, (row, other_row) in enumerate(zip(rows, other, strict=True)):
+        if row != other_row:
+            keys = sorted(k for k in set(row) | set(other_row) if row.get(k) != other_row.get(k)) \
+                if isinstance(row, dict) and isinstance(other_row, dict) else []
+            return f"row {number} differs in {keys}"
+    return "?"
+
+
+@pytest.fixture(scope="module")
+def both(cluster: str, tmp_path_factory: pytest.TempPathFactory, runtime: Runtime,
+         make_experiment: Any) -> tuple[Path, Path, Path]:
+    """The tiny experiment run locally and on Ray; the two run folders and the file."""
+    root = tmp_path_factory.mktemp("ray")
+    path = experiment(make_experiment, root / "exp", "ray-same")
+    cold_provider()
+    local = run_experiment(runtime, path, runs_root=root / "local")
+    cold_provider()
+    progress = io.StringIO()
+    on_ray = run_experiment(runtime, path, runs_root=root / "ray", backend="ray", stream=progress)
+    assert local.ok and on_ray.ok
+    # The driver draws the same bar as locally (a line a tenth of the way off a terminal).
+    assert "] 6/6 sessions  ETA 0:00" in progress.getvalue()
+    assert "sessions: 6 run in" in progress.getvalue()
+    return local.run.path, on_ray.run.path, path
+
+
+def test_ray_gives_the_local_results(both: tuple[Path, Path, Path]) -> None:
+    local, on_ray, _ = both
+    for name in ("results.json", "results.txt"):
+        assert (local / name).read_bytes() == (on_ray / name).read_bytes(), name
+    metrics = sorted(p.relative_to(local) for p in local.glob("sessions/*/*/*/metrics.json"))
+    assert len(metrics) == 6
+    for name in metrics:
+        assert (local / name).read_bytes() == (on_ray / name).read_bytes(), name
+    assert differences(local, on_ray) == []
+
+
+def test_only_the_driver_wrote_the_run_folder(both: tuple[Path, Path, Path]) -> None:
+    _, on_ray, _ = both
+    # The workers played in scratch folders; what they returned landed under the run.
+    session = on_ray / "sessions" / "stack" / "a-01" / "run-0"
+    assert {p.name for p in session.iterdir()} >= {"item.json", "events.jsonl", "session.json",
+                                                   "transcript.json", "metrics.json"}
+    rows = json.loads((on_ray / "sessions.json").read_text())["sessions"]
+    assert [r["status"] for r in rows] == ["ok"] * 6
+
+
+def test_a_finished_ray_run_resumes_at_once(both: tuple[Path, Path, Path],
+                                            runtime: Runtime) -> None:
+    _, on_ray, path = both
+    again = run_experiment(runtime, path, runs_root=on_ray.parents[1], backend="ray")
+    assert again.resumed and again.run.path == on_ray
+    assert {r.status for r in again.records.values()} == {"skipped"}
+
+
+def dying(job: SessionJob) -> None:
+    """The kernel session, except that the worker playing item a-02 dies on the spot."""
+    if job.item.id == "a-02":
+        os._exit(3)
+    default_session_function()(job)
+
+
+def test_a_dead_worker_fails_its_session_not_the_campaign(
+        cluster: str, tmp_path: Path, runtime: Runtime, make_experiment: Any) -> None:
+    path = experiment(make_experiment, tmp_path / "exp", "ray-dying")
+    outcome = run_experiment(runtime, path, runs_root=tmp_path / "runs", flavours=["stack"],
+                             backend="ray", session_function=dying)
+    rows = {r["item"]: r for r in
+            json.loads((outcome.run.path / "sessions.json").read_text())["sessions"]}
+    assert rows["a-01"]["status"] == "ok"
+    assert rows["a-02"]["status"] == "failed"
+    assert rows["a-02"]["error"].startswith(WORKER_LOST)
+    transcript = json.loads((outcome.run.path / rows["a-02"]["folder"] / "transcript.json")
+                            .read_text())
+    assert transcript["error"].startswith(WORKER_LOST)
+    assert outcome.records["run_sessions"].status == "ok"
+
+
+INFRA = """\
+apiVersion: mas/v1
+kind: Infra
+metadata: {{name: cached}}
+spec:
+  cache: {{enabled: true, path: {path}}}
+"""
+
+
+def test_the_response_cache_is_the_drivers_and_keeps_results_identical(
+        cluster: str, tmp_path: Path, runtime: Runtime, make_experiment: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    path = experiment(make_experiment, tmp_path / "exp", "ray-cache")
+    # A relative path, as Infra files usually have it: the driver's working folder decides.
+    # A worker opening it itself would find another (empty) file and miss.
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "driver" / "cache.sqlite"
+    (path.parent / "infra.yaml").write_text(INFRA.format(path="driver/cache.sqlite"))
+    path.write_text(path.read_text().replace(
+        "    - manifest: ./agent.yaml\n", "    - manifest: ./agent.yaml\n    - manifest: ./infra.yaml\n"))
+
+    def run(backend: str) -> Path:
+        cold_provider()
+        return run_experiment(runtime, path, runs_root=tmp_path / backend, new=True,
+                              flavours=["stack"], backend=backend).run.path
+
+    run("local")  # fills the cache
+    stored = sqlite3.connect(cache).execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    assert stored > 0
+    warm_local, warm_ray = run("local"), run("ray")
+    # The workers asked the driver's file: nothing was added, every call was a hit.
+    assert sqlite3.connect(cache).execute("SELECT COUNT(*) FROM responses").fetchone()[0] == stored
+    events = (warm_ray / "sessions" / "stack" / "a-01" / "run-0" / "events.jsonl").read_text()
+    calls = [json.loads(line) for line in events.splitlines() if '"llm.call"' in line]
+    assert calls and all(call["cache_hit"] for call in calls)
+    assert differences(warm_local, warm_ray) == []
+
+
+DRIVER = """\
+import sys, time
+from pathlib import Path
+from mas.library.lab import run_experiment
+from mas.library.lab.sessions import default_session_function
+from mas.runtime import Runtime
+
+def slow(job):
+    time.sleep(1)  # one at a time: the test kills this driver while the second one plays
+    default_session_function()(job)
+
+run_experiment(Runtime.create(), Path(sys.argv[1]), runs_root=Path(sys.argv[2]), backend="ray",
+               address=sys.argv[3], session_function=slow, flavours=["stack"], max_concurrency=1)
+"""
+
+
+def test_a_killed_driver_resumes_to_the_same_results(
+        cluster: str, tmp_path: Path, runtime: Runtime, make_experiment: Any) -> None:
+    path = experiment(make_experiment, tmp_path / "exp", "ray-resume", post=JUDGE)
+    cold_provider()
+    local = run_experiment(runtime, path, runs_root=tmp_path / "local",
+                           flavours=["stack"]).run.path
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER)
+    runs = tmp_path / "runs"
+    driver = subprocess.Popen([sys.executable, str(script), str(path), str(runs), cluster],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 90
+        while not list(runs.glob("*/*/sessions/*/*/*/transcript.json")):
+            assert driver.poll() is None, "the driver ended before it could be killed"
+            assert time.monotonic() < deadline, "no session finished in 90 s"
+            time.sleep(0.1)
+    finally:
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait()
+    run = next(runs.glob("*/*/run.json")).parent
+    landed = len(list(run.glob("sessions/*/*/*/transcript.json")))
+    assert landed == 1 and not (run / "sessions.json").exists()
+    cold_provider()
+    resumed = run_experiment(runtime, path, runs_root=runs, backend="ray", flavours=["stack"])
+    assert resumed.resumed and resumed.run.path == run and resumed.ok
+    rows = json.loads((run / "sessions.json").read_text())["sessions"]
+    assert [r["status"] for r in rows] == ["ok"] * 2
+    assert differences(local, run) == []
+
+
+def test_a_plugin_missing_on_the_cluster_is_named_before_any_session(cluster: str) -> None:
+    here = plugin_inventory()
+    assert {"standard", "eval", "lab"} <= set(here)
+    check_cluster(ray, here)  # the local head has everything the driver has
+    # A driver with one plugin more, and one at another version, than the cluster's nodes:
+    name, dist = next((n, d) for n, d in sorted(here.items()) if d != "built in")
+    wanted = {**here, "driver_only": "mas-driver-only 0.1", name: dist + ".post1"}
+    with pytest.raises(MasError) as caught:
+        check_cluster(ray, wanted)
+    message = str(caught.value)
+    assert "plugin 'driver_only' (mas-driver-only 0.1) is not installed" in message
+    assert f"plugin {name!r} is {dist}, the driver has {dist}.post1" in message
+    assert "Install the same distributions and plugins on every node" in message
+    with pytest.raises(MasError, match="4 CPUs per session, but the largest node of the Ray "
+                                       "cluster has 2; lower it"):
+        check_cluster(ray, here, cpus=4)
+
+
+def test_bad_runner_input_is_one_line_and_exit_2(tmp_path: Path, make_experiment: Any,
+                                                  mas_ctl: Any) -> None:
+    path = make_experiment(tmp_path / "exp")
+    bad = mas_ctl("lab", "run", path, "--backend", "spark")
+    assert bad.code == 2 and "'spark' is not one of 'local', 'ray'" in bad.err
+    lonely = mas_ctl("lab", "run", path, "--address", "auto", "--runs-dir", tmp_path / "runs")
+    assert lonely.code == 2 and "Traceback" not in lonely.err
+    assert "--address: only the ray backend joins a cluster" in lonely.err
+    path.write_text(path.read_text() + "  runner: {backend: ray, num_cpus_per_session: 0}\n")
+    zero = mas_ctl("lab", "run", path, "--runs-dir", tmp_path / "runs")
+    assert zero.code == 2 and "Traceback" not in zero.err
+    assert "experiment.runner.num_cpus_per_session" in zero.err and "(got 0)" in zero.err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_an_address_nobody_answers_is_one_line_not_a_hang(
+        tmp_path: Path, make_experiment: Any, mas_ctl: Any) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a free port: bound, never listened on, then closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    path = make_experiment(tmp_path / "exp")
+    started = time.monotonic()
+    dead = mas_ctl("lab", "run", path, "--backend", "ray", "--address", f"127.0.0.1:{port}",
+                   "--runs-dir", tmp_path / "runs")
+    assert time.monotonic() - started < 30
+    assert dead.code == 2 and "Traceback" not in dead.err
+    assert f"--address: no Ray cluster answers there (Connection refused) (got '127.0.0.1:{port}')" \
+        in dead.err
+    assert not (tmp_path / "runs").exists()  # refused before a run folder was made
+    garbled = mas_ctl("lab", "run", path, "--backend", "ray", "--address", "head-node")
+    assert garbled.code == 2 and "--address: expected auto, host:port or ray://host:port" \
+        in garbled.err
+
+
+def test_the_command_line_wins_over_the_experiment_file(
+        tmp_path: Path, runtime: Runtime, make_experiment: Any, cluster: str) -> None:
+    from mas.library.lab.experiment import load_lab_experiment
+    from mas.library.lab.lab import runner_settings
+
+    path = make_experiment(tmp_path / "exp", extra="  runner: {backend: ray, address: auto, "
+                                                   "num_cpus_per_session: 0.5}\n")
+    loaded = load_lab_experiment(runtime, path)
+    assert runner_settings(loaded, path).model_dump() == {
+        "backend": "ray", "address": "auto", "num_cpus_per_session": 0.5}
+    # The override is probed before a run folder is made: give it the live local head.
+    assert runner_settings(loaded, path, address=cluster).address == cluster
+    local = runner_settings(loaded, path, backend="local")
+    assert local.backend == "local" and local.address is None
+
+
+def test_without_ray_the_error_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(MasError, match=r"pip install 'mas-library-lab\[ray\]'"):
+        import_ray()
+
+
+def test_importing_the_lab_does_not_import_ray() -> None:
+    code = ("import sys, mas.library.lab, mas.library.lab.runner, mas.library.lab.executors, "
+            "mas.library.lab.cli; print('ray' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
