@@ -94,3 +94,17 @@ def test_a_planted_archive_symlink_is_refused(make_session, tmp_path: Path) -> N
 def test_recall_params_are_validated(make_session) -> None:
     with pytest.raises(MasError, match="recall_max_tokens"):
         make_session(params="{recall: true, recall_max_tokens: 3}")
+
+
+def test_an_archive_that_cannot_be_written_names_its_file(tmp_path: Path) -> None:
+    """A database that refuses writes (a full disk, a read-only file) is a one-line
+    StorageError naming the file, not a raw sqlite3 traceback."""
+    from mas.runtime.errors import StorageError
+
+    archive = Archive(tmp_path / ARCHIVE_FILE)
+    # Root ignores file permissions; SQLite's own switch makes every write fail as a
+    # read-only database does.
+    archive._db.execute("pragma query_only = on")
+    with pytest.raises(StorageError, match=ARCHIVE_FILE):
+        archive.add(0, [{"role": "user", "content": "x"}])
+    assert archive.stats()["messages"] == 0, "nothing half-written"

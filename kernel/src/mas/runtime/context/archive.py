@@ -23,6 +23,7 @@ from typing import Any
 
 from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
 from mas.runtime.context.shorten import shorten_middle
+from mas.runtime.errors import StorageError
 from mas.runtime.protocols import Message
 
 DEFAULT_MAX_MESSAGES = 20_000
@@ -83,8 +84,11 @@ class Archive:
         self.max_bytes = max_bytes
         self.estimator = estimator
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.executescript(_SCHEMA)
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StorageError.writing(self.path, exc) from exc
 
     def add(self, start: int, messages: list[Message]) -> int:
         """Store ``messages`` at absolute positions ``start``, ``start + 1``, ...
@@ -106,16 +110,21 @@ class Archive:
             fresh = [r for r in rows if r[0] not in known]
             if not fresh:
                 return 0
-            self._db.execute("begin")
-            self._db.executemany(
-                "insert into messages values (?, ?, ?, ?)", [r[:4] for r in fresh]
-            )
-            self._db.executemany(
-                "insert into message_text (rowid, text) values (?, ?)",
-                [(r[0], r[4]) for r in fresh],
-            )
-            self._evict()
-            self._db.execute("commit")
+            try:
+                self._db.execute("begin")
+                self._db.executemany(
+                    "insert into messages values (?, ?, ?, ?)", [r[:4] for r in fresh]
+                )
+                self._db.executemany(
+                    "insert into message_text (rowid, text) values (?, ?)",
+                    [(r[0], r[4]) for r in fresh],
+                )
+                self._evict()
+                self._db.execute("commit")
+            except sqlite3.Error as exc:  # a full disk, a read-only folder: name the file
+                if self._db.in_transaction:
+                    self._db.execute("rollback")
+                raise StorageError.writing(self.path, exc) from exc
         return len(fresh)
 
     def _evict(self) -> None:

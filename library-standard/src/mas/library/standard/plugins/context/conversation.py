@@ -35,6 +35,7 @@ from mas.runtime.protocols import (
     SummaryRequest,
     SummaryResult,
 )
+from mas.runtime.secrets import error_fields
 from mas.runtime.spec.binding import Binding, bind
 
 from ._base import FoldingManager, summary_row
@@ -536,6 +537,9 @@ class SummarisingContextManager(FoldingManager):
                 "messages_after": len(after.messages),
                 "llm_called": calls_model,
                 "kind": kind,
+                **error_fields(exc),
+                # Full text for in-process observers (the session names the endpoint from
+                # it); the event sink stores only its type, kind and status.
                 "reason": reason,
                 "stacktrace": "".join(
                     traceback.format_exception(type(exc), exc, exc.__traceback__)
