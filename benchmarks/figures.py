@@ -580,7 +580,7 @@ def memory(messages: int = 10_000) -> Figure:
 
 def lab_ray() -> Figure:
     """Lab sessions per second, local threads vs Ray tasks, and what one Ray task costs."""
-    timings = bench_lab_ray.main()
+    timings = bench_lab_ray.in_loopback_namespace()
     slots = bench_lab_ray.CONCURRENCY
     # Wall time per session at concurrency 2 is half the time a session holds its slot.
     task = (timings["no-op ray"].per_session_ms - timings["no-op local"].per_session_ms) * slots
