@@ -138,9 +138,12 @@ def lab_figures(runs: Path) -> dict[str, Any]:
     flavours: dict[str, Any] = {}
     for line in (run / "trajectories.jsonl").read_text().splitlines():
         record = json.loads(line)
+        # The lab's own verdict: a session degraded by its jury (unscored or truncated
+        # votes) is degraded although its trajectory alone looked ok.
+        counted = (results.get("sessions") or {}).get(record["flavour"], {})
+        status = "degraded" if counted.get("degraded") else record.get("status")
         flavours.setdefault(record["flavour"], {
-            "status": record.get("status"), "identifier_survival": record.get(
-                "identifier_survival"),
+            "status": status, "identifier_survival": record.get("identifier_survival"),
             "degradation": (results.get("degradation") or {}).get(record["flavour"], {}),
             "calibration": calibration(run / record["folder"] / "session.json")})
     return {"run": str(run), "flavours": flavours}
@@ -164,7 +167,14 @@ def render(figures: dict[str, Any]) -> str:
             ratio = c["served"] / c["estimated"] if c["estimated"] else 0.0
             lines.append(f"| {name} | `{model}` | {c['requests']} | {c['estimated']:,} | "
                          f"{c['served']:,} | {ratio:.2f} |")
-    lines += ["", "## Degradation and identifiers", "",
+    lines += ["", "A ratio above 1 means the server counted more tokens than mas estimated "
+              "(digit-dense tool output: a digit is a token here); sessions learn that ratio "
+              "per model and size later requests by it.", "",
+              "## Degradation and identifiers", "",
+              "Identifier survival is the share of identifiers of the folded turns that the "
+              "committed summaries still quote (after repair). `judge_truncations`: judge "
+              "requests cut to fit the 8k window; `unscored_votes`: verdicts the judge could "
+              "not give as JSON.", "",
               "| run | status | degradation counts | identifier survival |",
               "| --- | --- | --- | ---: |"]
     session = figures["session"]
@@ -180,7 +190,10 @@ def render(figures: dict[str, Any]) -> str:
               f"- `mas-ctl run` (70 turns, summarizer on the real model): "
               f"{figures['session_s']:.1f} s",
               f"- `mas-ctl lab run` (1 item x 2 flavours, judge on the real model, exit "
-              f"{figures['lab_exit']}): {figures['lab_s']:.1f} s", ""]
+              f"{figures['lab_exit']}): {figures['lab_s']:.1f} s", "",
+              f"Load average (1 min) at the start and the end: {figures['load'][0]:.1f}, "
+              f"{figures['load'][1]:.1f} on {os.cpu_count()} CPU(s); other work on the "
+              "machine slows the server, so the times are an upper bound.", ""]
     return "\n".join(lines)
 
 
@@ -194,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     version = subprocess.run([str(args.server_python), "-c",
                               "import llama_cpp; print(llama_cpp.__version__)"],
                              capture_output=True, text=True, check=True).stdout.strip()
+    load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="mas-real-") as tmp:
         folder = Path(tmp)
         port = free_port()
@@ -222,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                 "session_exit": session_exit, "session_s": session_s,
                 "session": session_figures(folder / "session"),
                 "lab_exit": lab_exit, "lab_s": lab_s, "lab": lab_figures(folder / "runs"),
+                "load": (load_start, os.getloadavg()[0]),
             }
         finally:
             server.terminate()
