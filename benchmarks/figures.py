@@ -114,18 +114,8 @@ def steady_state(calls: int = 25) -> Figure:
     flat = session.messages()
     start = next(i for i in range(len(session.turns))
                  if len(session.messages(i)) >= bench_session_turn.MESSAGES)
-    trim, note = _peer(TrimMessages, session.system)
-    peer_us = None
-    if trim is not None:
-        for turn in session.turns[:start]:
-            trim.commit(turn.messages)
-        samples = []
-        for turn in session.turns[start:start + calls]:
-            began = time.perf_counter()
-            trim.request(turn.user, [])
-            trim.commit(turn.messages)
-            samples.append(time.perf_counter() - began)
-        peer_us = statistics.median(samples) * 1e6
+    peer_us = _trim_messages_us(session, start, calls)
+    note = None if peer_us is not None else _peer(TrimMessages, session.system)[1]
     fig.rows.append(["mas-lab summarising, incremental session API (no events)",
                      f"{ours_us:,.1f} µs", "1×"])
     fig.rows.append(["mas-lab, with the context.assembled event",
