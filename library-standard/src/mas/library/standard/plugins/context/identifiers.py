@@ -19,6 +19,7 @@ at ``max_identifiers`` so a huge tool result cannot make the check unbounded.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,7 +38,11 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
         r"\b\d+(?:[.,]\d+)?\s?(?:%|(?:kg|mg|km|cm|mm|ms|GB|MB|KB|TB|GiB|MiB|KiB|kWh|kW|"
         r"MHz|GHz|Hz|px|mph|min|sec|hours?|days?|weeks?|months?|years?)(?![\w]))"
     ),
-    re.compile(r"(?<![\w/])(?:[A-Za-z]:\\|~/|\.{1,2}/|/)?(?:[\w.-]+[/\\])+[\w-]+\.[A-Za-z0-9]{1,8}\b"),
+    # Never starting inside a run of path characters keeps a long word from being tried
+    # at every position (quadratic on big results).
+    re.compile(
+        r"(?<![\w/.-])(?:[A-Za-z]:\\|~/|\.{1,2}/|/)?(?:[\w.-]+[/\\])+[\w-]+\.[A-Za-z0-9]{1,8}\b"
+    ),
     re.compile(r"[\"“']([A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,5})[\"”']"),
 )
 """One pattern per identifier family, most specific first (a URL before its path)."""
@@ -73,15 +78,25 @@ class StandardIdentifierExtractor:
 
 
 def identifiers_in(text: str) -> list[str]:
-    """Identifiers of one text, in order; a match inside an earlier family's is skipped."""
+    """Identifiers of one text, in order; a match overlapping an earlier family's is skipped.
+
+    Accepted spans are kept sorted, so each match is checked against its neighbours only
+    (a 60k-character tool result full of numbers stays linear-ish, not quadratic).
+    """
+    starts: list[int] = []
     spans: list[tuple[int, int, str]] = []
     for pattern in _PATTERNS:
+        group = 1 if pattern.groups else 0
         for match in pattern.finditer(text):
-            group = 1 if pattern.groups else 0
             start, stop = match.span(group)
-            if not any(s <= start < e or s < stop <= e for s, e, _ in spans):
-                spans.append((start, stop, match.group(group).strip()))
-    return [value for _, _, value in sorted(spans)]
+            at = bisect_left(starts, start)
+            if at and spans[at - 1][1] > start:
+                continue  # overlaps the span that begins before it
+            if at < len(spans) and spans[at][0] < stop:
+                continue  # overlaps the span that begins after it
+            starts.insert(at, start)
+            spans.insert(at, (start, stop, match.group(group).strip()))
+    return [value for _, _, value in spans]
 
 
 def missing_from(summary: str, identifiers: list[str]) -> list[str]:
