@@ -73,7 +73,11 @@ class ContextPart:
 
 def order_parts(parts: Iterable[ContextPart]) -> list[ContextPart]:
     """Parts in request order: placement, then priority, then collection order."""
-    indexed = list(enumerate(parts))
+    given = list(parts)
+    # The assembler orders the same parts several times a request; most arrive in order.
+    if all((a.rank, a.priority) <= (b.rank, b.priority) for a, b in zip(given, given[1:])):
+        return given
+    indexed = list(enumerate(given))
     indexed.sort(key=lambda item: (item[1].rank, item[1].priority, item[0]))
     return [part for _, part in indexed]
 
