@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 
 PLACEMENTS: tuple[str, ...] = ("system", "memory", "context", "skills", "tail")
 """Placements in request order: role prompt, memory seeds, context, skills, closing notes."""
@@ -75,7 +76,7 @@ def order_parts(parts: Iterable[ContextPart]) -> list[ContextPart]:
     """Parts in request order: placement, then priority, then collection order."""
     given = list(parts)
     # The assembler orders the same parts several times a request; most arrive in order.
-    if all((a.rank, a.priority) <= (b.rank, b.priority) for a, b in zip(given, given[1:])):
+    if all((a.rank, a.priority) <= (b.rank, b.priority) for a, b in pairwise(given)):
         return given
     indexed = list(enumerate(given))
     indexed.sort(key=lambda item: (item[1].rank, item[1].priority, item[0]))
