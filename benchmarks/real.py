@@ -125,9 +125,14 @@ def calibration(state: Path) -> dict[str, dict[str, Any]]:
 
 def session_figures(run: Path) -> dict[str, Any]:
     """Degradation and calibration of one session run folder."""
+    from mas.library.lab.steps.trajectories import accounting_fields
+
     transcript = json.loads((run / "transcript.json").read_text())
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()
+              if line.strip()]
     return {"status": transcript.get("status"),
             "degradation": (transcript.get("degradation") or {}).get("counts") or {},
+            "identifier_survival": accounting_fields(events)["identifier_survival"],
             "calibration": calibration(run / "session.json")}
 
 
@@ -178,8 +183,10 @@ def render(figures: dict[str, Any]) -> str:
               "| run | status | degradation counts | identifier survival |",
               "| --- | --- | --- | ---: |"]
     session = figures["session"]
-    lines.append(f"| session (`mas-ctl run`, exit {figures['session_exit']}) | "
-                 f"{session['status']} | {json.dumps(session['degradation'])} | - |")
+    survival = session.get("identifier_survival")
+    lines.append(f"| session (`mas-ctl run --allow-degraded`, exit {figures['session_exit']}) | "
+                 f"{session['status']} | {json.dumps(session['degradation'])} | "
+                 f"{'-' if survival is None else f'{survival:.2f}'} |")
     for flavour, d in figures["lab"]["flavours"].items():
         survival = d["identifier_survival"]
         lines.append(f"| lab `{flavour}` | {d['status']} | "
@@ -189,7 +196,8 @@ def render(figures: dict[str, Any]) -> str:
               f"- server start: {figures['server_start_s']:.1f} s",
               f"- `mas-ctl run` (70 turns, summarizer on the real model): "
               f"{figures['session_s']:.1f} s",
-              f"- `mas-ctl lab run` (1 item x 2 flavours, judge on the real model, exit "
+              f"- `mas-ctl lab run --allow-degraded` (1 item x 2 flavours, judge on the real "
+              f"model, exit "
               f"{figures['lab_exit']}): {figures['lab_s']:.1f} s", "",
               f"Load average (1 min) at the start and the end: {figures['load'][0]:.1f}, "
               f"{figures['load'][1]:.1f} on {os.cpu_count()} CPU(s); other work on the "
