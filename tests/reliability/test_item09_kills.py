@@ -23,7 +23,9 @@ from typing import Any
 
 TIMING = {"seconds", "created", "duration", "ts", "elapsed", "started", "finished"}
 CACHE = {"cached_tokens", "CacheHitRate", "cache_rate", "cache_hit_rate", "cached_cost",
-         "Cost", "cost", "cost_usd", "prompt_cache"}
+         "Cost", "cost", "cost_usd", "prompt_cache", "PromptCacheRate"}
+"""Provider-cache counters and what is derived from them (the lab's PromptCacheRate row,
+cost): a kill empties the offline model's in-memory prefix cache, as a provider's would."""
 
 
 def _mas_ctl(*args: str | Path) -> list[str]:
