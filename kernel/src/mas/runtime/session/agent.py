@@ -344,7 +344,7 @@ class AgentSession:
         self.engine.session_id = self.session_id
         self.turns = state["turns"]
         self.compactions = state.get("compactions", 0)
-        self.history = History.from_state(state["history"])
+        self.history = History.from_state(state["history"], estimator=self.history.estimator)
         self.cm.load_state(state["context_manager"])
         self.transcript = list(state["transcript"])
         self.engine.ledger = ledger_from_state(state["ledger"])

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mas.runtime.context import History
 from mas.runtime.engine import Engine, ResponseCache
+from mas.runtime.engine.counter import estimator_for
 from mas.runtime.runtime import Runtime
 from mas.runtime.session.agent import AgentSession, SessionSettings
 from mas.runtime.session.skills import SkillLibrary
@@ -144,5 +146,8 @@ def open_session(
         tools=list(tools),
         skills=skills,
         state_path=state_path,
+        history=History(
+            estimator=estimator_for(spec.estimation.counter, compiled.turn_model.model)
+        ),
         **identity,  # type: ignore[arg-type]  # only session_id, when given
     )

@@ -149,6 +149,11 @@ class Estimation(Strict):
     min_observations: int = Field(
         default=3, ge=1, description="Model calls seen before the learned ratio is applied."
     )
+    counter: Literal["chars", "litellm"] = Field(
+        default="chars",
+        description="How tokens are counted: chars (chars/4 plus overheads, calibrated) or "
+        "litellm (litellm.token_counter with the turn model's tokenizer, exact but slower).",
+    )
 
 
 DEFAULT_CONTEXT_MANAGER = "summarising"
