@@ -103,11 +103,10 @@ def chat(tmp_path: Path):  # type: ignore[no-untyped-def]
 
     yield start
     for term in started:
-        try:
+        # A chat that already exited has been reaped: nothing left to stop.
+        with contextlib.suppress(ProcessLookupError, ChildProcessError):
             os.kill(term.pid, signal.SIGKILL)
             os.waitpid(term.pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
         os.close(term.fd)
 
 
