@@ -117,6 +117,32 @@ def test_two_handles_and_many_threads_share_one_file(tmp_path: Path):
     second.close()
 
 
+def test_sessions_that_open_a_new_cache_file_together_all_get_it(tmp_path: Path):
+    # Found by CI: the local runner's threads (and the Ray keeper beside them) opening one new
+    # file at once; SQLite refuses a concurrent switch to WAL without waiting.
+    errors: list[BaseException] = []
+    for trial in range(40):
+        path = tmp_path / f"cache-{trial}.sqlite"
+        barrier = threading.Barrier(6)
+
+        def open_and_use(n: int, path: Path = path, barrier: threading.Barrier = barrier) -> None:
+            try:
+                barrier.wait()
+                with ResponseCache(path) as cache:
+                    cache.put(str(n), ModelReply(str(n)))
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=open_and_use, args=(n,)) for n in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        with ResponseCache(path) as cache:
+            assert len(cache) == 6
+
+
 def test_a_hit_costs_zero_and_is_marked_cached_response(rec, tmp_path: Path):
     cache = ResponseCache(tmp_path / "c.sqlite")
     engine = Engine(rec.runtime, cache=cache,

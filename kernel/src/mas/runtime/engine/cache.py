@@ -82,6 +82,40 @@ def _decode(value: str) -> ModelReply:
     )
 
 
+_BUSY_SECONDS = 30.0
+"""How long an open, a lookup or a store waits for another connection's lock."""
+
+
+def _set_up(db: sqlite3.Connection) -> None:
+    """Put the file in WAL mode and create the table, waiting out other openers.
+
+    Switching the journal mode takes an exclusive lock, and SQLite reports a concurrent
+    switch as "database is locked" at once, without its busy handler: sessions that start
+    together on a new file (threads of the local runner, the Ray keeper) would each fail.
+    So the switch is skipped when the file is already in WAL mode and retried for as long as
+    the busy timeout otherwise.
+    """
+    deadline = time.monotonic() + _BUSY_SECONDS
+    pause = 0.005
+    while True:
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS responses ("
+                " key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
+            )
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+
+
 class ResponseCache:
     """Replies by request key in one SQLite file.
 
@@ -96,14 +130,9 @@ class ResponseCache:
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(
-                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+                self.path, timeout=_BUSY_SECONDS, isolation_level=None, check_same_thread=False
             )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS responses ("
-                " key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
-            )
+            _set_up(self._db)
         except sqlite3.Error as exc:  # not a database, a full disk, a read-only folder
             raise StorageError(
                 f"{self.path}: cannot open the response cache ({exc}); free disk space, "
