@@ -18,8 +18,14 @@ from mas.runtime.context.accounting import Accounting, Tally, account
 from mas.runtime.context.budget import ContextBudget, FixedCosts, hard_budget
 from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
 from mas.runtime.context.history import History
-from mas.runtime.context.parts import ContextPart, order_parts, system_text
-from mas.runtime.context.trimmer import TrimResult, sendable_tokens, system_tokens, trim_request
+from mas.runtime.context.parts import ContextPart, system_text
+from mas.runtime.context.trimmer import (
+    TrimResult,
+    parts_sizes,
+    sendable_tokens,
+    system_tokens,
+    trim_request,
+)
 from mas.runtime.events import Event
 from mas.runtime.protocols import ContextManager, ManagedHistory, Message, SummaryEngine
 
@@ -216,6 +222,7 @@ def _parts_metadata(
     parts: Sequence[ContextPart], trim: TrimResult, estimator: TokenEstimator
 ) -> list[dict[str, Any]]:
     evicted = {id(p) for p in trim.evicted_parts}
+    sizes = parts_sizes(parts, estimator)
     return [
         {
             "source": p.source,
@@ -223,10 +230,10 @@ def _parts_metadata(
             "placement": p.placement,
             "priority": p.priority,
             "pinned": p.pinned,
-            "tokens": estimator.text(p.text),
+            "tokens": tokens,
             "evicted": id(p) in evicted,
         }
-        for p in order_parts(parts)
+        for p, tokens in zip(sizes.layout.ordered, sizes.parts, strict=True)
     ]
 
 

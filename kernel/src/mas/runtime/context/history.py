@@ -43,7 +43,6 @@ class History:
         self._base = base
         self._messages: list[Message] = []
         self._sums = PrefixSums()
-        self._total = 0
         self._user_starts: list[int] = []
         self._skill_rows: list[int] = []
         self._originals: dict[int, Message] = {}
@@ -72,7 +71,7 @@ class History:
     @property
     def total_tokens(self) -> int:
         """Estimated tokens of every live message (O(1))."""
-        return self._total
+        return self._sums.total
 
     def message(self, index: int) -> Message:
         """The message with absolute number ``index``."""
@@ -95,7 +94,11 @@ class History:
         return self._messages[lo:hi]
 
     def after(self, start: int, prefix: list[Message] | None = None) -> list[Message]:
-        """``prefix`` followed by the messages from absolute ``start`` on, in one copy."""
+        """``prefix`` followed by the messages from absolute ``start`` on, in one copy.
+
+        Always a new list: a request keeps its view after the history grows, so handing
+        out :attr:`messages` itself would let the next turn's write-back change it.
+        """
         out = list(prefix) if prefix else []
         lo = max(start - self._base, 0)
         # After a write-back the live range starts at base: one C-level copy, no slice.
@@ -138,7 +141,6 @@ class History:
         tokens = self.estimator.message(message)
         self._messages.append(message)
         self._sums.append(tokens)
-        self._total += tokens
         if message.get("role") == "user":
             self._user_starts.append(index)
         if has_skill(message):
@@ -155,7 +157,6 @@ class History:
         tokens = [self.estimator.message(m) for m in added]
         self._messages.extend(added)
         self._sums.extend(tokens)
-        self._total += sum(tokens)
         self._user_starts.extend(
             first + k for k, m in enumerate(added) if m.get("role") == "user"
         )
@@ -175,7 +176,6 @@ class History:
         tokens = self.estimator.message(message)
         self._originals.setdefault(index, old)
         self._messages[local] = message
-        self._total += tokens - self._sums.value(local)
         self._sums.set(local, tokens)
         was_skill = bool(self.skill_indexes(index, index + 1))
         if was_skill != has_skill(message):
@@ -192,7 +192,6 @@ class History:
         count = min(max(index - self._base, 0), len(self._messages))
         if not count:
             return 0
-        self._total -= self._sums.between(0, count)
         del self._messages[:count]
         self._sums.drop_first(count)
         self._base += count

@@ -72,17 +72,52 @@ class ContextPart:
         )
 
 
+@dataclass(frozen=True)
+class PartsLayout:
+    """What one list of parts makes of the system message: its order and its text.
+
+    :ivar parts: the parts as given.
+    :ivar ordered: the parts in request order (:func:`order_parts`).
+    :ivar text: the system message text (:func:`system_text`).
+    """
+
+    parts: tuple[ContextPart, ...]
+    ordered: tuple[ContextPart, ...]
+    text: str
+
+
+_last_layout: PartsLayout | None = None
+
+
+def layout(parts: Iterable[ContextPart]) -> PartsLayout:
+    """The :class:`PartsLayout` of ``parts``, remembered for the last parts seen.
+
+    A session sends the same part objects on every request and the assembler reads their
+    order and text several times a request. Parts are frozen and the memo holds the very
+    objects, so it only ever matches those objects, never a reused id.
+    """
+    global _last_layout
+    given = tuple(parts)
+    last = _last_layout
+    if last is not None and len(last.parts) == len(given) and all(
+        a is b for a, b in zip(last.parts, given, strict=True)
+    ):
+        return last
+    ordered = given
+    if not all((a.rank, a.priority) <= (b.rank, b.priority) for a, b in pairwise(given)):
+        indexed = sorted(enumerate(given), key=lambda item: (item[1].rank, item[1].priority,
+                                                             item[0]))
+        ordered = tuple(part for _, part in indexed)
+    found = PartsLayout(given, ordered, SECTION_SEPARATOR.join(p.text for p in ordered if p.text))
+    _last_layout = found
+    return found
+
+
 def order_parts(parts: Iterable[ContextPart]) -> list[ContextPart]:
     """Parts in request order: placement, then priority, then collection order."""
-    given = list(parts)
-    # The assembler orders the same parts several times a request; most arrive in order.
-    if all((a.rank, a.priority) <= (b.rank, b.priority) for a, b in pairwise(given)):
-        return given
-    indexed = list(enumerate(given))
-    indexed.sort(key=lambda item: (item[1].rank, item[1].priority, item[0]))
-    return [part for _, part in indexed]
+    return list(layout(parts).ordered)
 
 
 def system_text(parts: Iterable[ContextPart]) -> str:
     """The system message text: ordered, non-empty section texts joined by a blank line."""
-    return SECTION_SEPARATOR.join(p.text for p in order_parts(parts) if p.text)
+    return layout(parts).text

@@ -21,6 +21,7 @@ class PrefixSums:
     def __init__(self, values: Iterable[int] = ()) -> None:
         self._values: list[int] = []
         self._tree: list[int] = [0]  # 1-based: _tree[i] sums (i - lowbit(i), i]
+        self._total = 0
         self.extend(values)
 
     def __len__(self) -> int:
@@ -28,8 +29,8 @@ class PrefixSums:
 
     @property
     def total(self) -> int:
-        """Sum of every value (O(log n))."""
-        return self.prefix(len(self._values))
+        """Sum of every value (O(1): kept as values change)."""
+        return self._total
 
     def value(self, index: int) -> int:
         """The value at ``index``."""
@@ -50,11 +51,16 @@ class PrefixSums:
 
     def between(self, start: int, stop: int) -> int:
         """Sum of ``[start, stop)`` (0 when empty)."""
-        return self.prefix(stop) - self.prefix(start) if stop > start else 0
+        if stop <= start:
+            return 0
+        # Most ranges a request reads run to the newest message: one tree walk, not two.
+        upper = self._total if stop >= len(self._values) else self.prefix(stop)
+        return upper - self.prefix(start)
 
     def append(self, value: int) -> None:
         """Add ``value`` at the end (O(log n))."""
         self._values.append(value)
+        self._total += value
         i = len(self._values)
         # The new node covers (i - lowbit(i), i]: the value plus the nodes below it.
         covered = value
@@ -74,6 +80,7 @@ class PrefixSums:
                 self.append(value)
             return
         self._values.extend(added)
+        self._total += sum(added)
         tree = [0, *self._values]
         size = len(self._values)
         for i in range(1, size + 1):  # the linear construction: push each node to its parent
@@ -86,6 +93,7 @@ class PrefixSums:
         """Replace the value at ``index`` (O(log n))."""
         delta = value - self._values[index]
         self._values[index] = value
+        self._total += delta
         if not delta:
             return
         i, tree, size = index + 1, self._tree, len(self._values)
@@ -98,7 +106,7 @@ class PrefixSums:
         if count <= 0:
             return
         rest = self._values[count:]
-        self._values, self._tree = [], [0]
+        self._values, self._tree, self._total = [], [0], 0
         self.extend(rest)
 
 

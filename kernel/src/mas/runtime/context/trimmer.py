@@ -26,12 +26,13 @@ removed. If they alone exceed the budget the request is sent as is with a warnin
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import accumulate, compress
 
 from mas.runtime.context.estimate import TokenEstimator
 from mas.runtime.context.groups import safe_cut, units
-from mas.runtime.context.parts import ContextPart, order_parts, system_text
+from mas.runtime.context.parts import ContextPart, PartsLayout, layout, order_parts
 from mas.runtime.context.shorten import shorten_middle
 from mas.runtime.context.skills import has_skill
 from mas.runtime.protocols import ManagedHistory, Message
@@ -95,10 +96,41 @@ def sendable_tokens(message: Message, tokens: int, hard_budget: int) -> int:
     return min(tokens, cap) if tokens > cap and _shortenable(message) else tokens
 
 
+@dataclass(frozen=True)
+class PartsSizes:
+    """One estimator's view of a :class:`~mas.runtime.context.parts.PartsLayout`.
+
+    :ivar system: the system message's estimate (0 when it would be empty).
+    :ivar parts: each part's text estimate, in request order.
+    """
+
+    layout: PartsLayout
+    estimator: TokenEstimator
+    system: int
+    parts: tuple[int, ...]
+
+
+_last_sizes: PartsSizes | None = None
+
+
+def parts_sizes(parts: Iterable[ContextPart], estimator: TokenEstimator) -> PartsSizes:
+    """The estimates of ``parts``, remembered for the last layout and estimator seen (a
+    session sends the same parts on every request)."""
+    global _last_sizes
+    found = layout(parts)
+    last = _last_sizes
+    if last is not None and last.layout is found and last.estimator is estimator:
+        return last
+    system = estimator.message({"role": "system", "content": found.text}) if found.text else 0
+    sizes = PartsSizes(found, estimator, system,
+                       tuple(estimator.text(p.text) for p in found.ordered))
+    _last_sizes = sizes
+    return sizes
+
+
 def system_tokens(parts: list[ContextPart], estimator: TokenEstimator) -> int:
     """Estimate of the system message built from ``parts`` (0 when it would be empty)."""
-    text = system_text(parts)
-    return estimator.message({"role": "system", "content": text}) if text else 0
+    return parts_sizes(parts, estimator).system
 
 
 def trim_request(
