@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mas.library.standard.offline._rules import respond
 from mas.library.standard.plugins.context.identifier_check import SECTION_HEAD
-from mas.library.standard.plugins.context.identifiers import identifiers_in
+from mas.library.standard.plugins.context.identifiers import _FAMILIES, identifiers_in
 from mas.runtime import hookimpl
 from mas.runtime.context import ContextBudget, FixedCosts, History
 from mas.runtime.errors import MasError
@@ -39,6 +41,22 @@ def test_the_standard_extractor_finds_each_family(identifier: str) -> None:
 
 def test_plain_prose_has_no_identifiers() -> None:
     assert identifiers_in("The user asked for help with an order and we talked about it.") == []
+
+
+FRAGMENTS = [*FACTS.split(" "), "x@y.io", "€30", "¥5", "C:\\logs\\app.log", "~/a/b.txt",
+             "“Quoted Name”", "'Single Quote'", "٣ kg", "-", "/", "@", "://", "USD", " ", "\n"]
+
+
+@settings(max_examples=300)
+@given(st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=8)), max_size=40))
+def test_a_family_is_skipped_only_when_no_match_of_it_could_exist(pieces: list[str]) -> None:
+    # The literal prefilter is safe exactly when every match of a family holds one of its
+    # literals: then a text without them has no match to lose.
+    text = " ".join(pieces)
+    for pattern, needs in _FAMILIES:
+        for match in pattern.finditer(text):
+            assert not needs or any(literal in match.group(0) for literal in needs), (
+                pattern.pattern, match.group(0))
 
 
 class ForgetfulEngine(EngineDouble):

@@ -26,26 +26,31 @@ from pydantic import BaseModel, ConfigDict, Field
 from mas.runtime.context import mask_skills
 from mas.runtime.protocols import BindContext, Message
 
-_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"https?://[^\s\"'<>()\[\]{}]+[^\s\"'<>()\[\]{}.,;:!?]"),
-    re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),
-    re.compile(r"\b[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]+)*-\d{2,}[A-Z0-9]*\b"),
-    re.compile(
+_CURRENCIES = ("$", "€", "£", "¥", "USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD")
+
+_FAMILIES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (re.compile(r"https?://[^\s\"'<>()\[\]{}]+[^\s\"'<>()\[\]{}.,;:!?]"), ("://",)),
+    (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), ("@",)),
+    (re.compile(r"\b[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]+)*-\d{2,}[A-Z0-9]*\b"), ("-",)),
+    (re.compile(
         r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?"
         r"|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP|JPY|CHF|CAD|AUD)\b"
-    ),
-    re.compile(
+    ), _CURRENCIES),
+    (re.compile(
         r"\b\d+(?:[.,]\d+)?\s?(?:%|(?:kg|mg|km|cm|mm|ms|GB|MB|KB|TB|GiB|MiB|KiB|kWh|kW|"
         r"MHz|GHz|Hz|px|mph|min|sec|hours?|days?|weeks?|months?|years?)(?![\w]))"
-    ),
+    ), ()),  # \d is any Unicode digit: no cheap literal test
     # Never starting inside a run of path characters keeps a long word from being tried
     # at every position (quadratic on big results).
-    re.compile(
+    (re.compile(
         r"(?<![\w/.-])(?:[A-Za-z]:\\|~/|\.{1,2}/|/)?(?:[\w.-]+[/\\])+[\w-]+\.[A-Za-z0-9]{1,8}\b"
-    ),
-    re.compile(r"[\"“']([A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,5})[\"”']"),
+    ), ("/", "\\")),
+    (re.compile(r"[\"“']([A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,5})[\"”']"), ("\"", "“", "'")),
 )
-"""One pattern per identifier family, most specific first (a URL before its path)."""
+"""One pattern per identifier family, most specific first (a URL before its path), each
+with the literals one of which any match must contain (none: always scanned). A text with
+none of them is not scanned for that family: a substring test is far cheaper than a regex
+pass over a 60k-character tool result."""
 
 
 class StandardExtractorParams(BaseModel):
@@ -85,7 +90,9 @@ def identifiers_in(text: str) -> list[str]:
     """
     starts: list[int] = []
     spans: list[tuple[int, int, str]] = []
-    for pattern in _PATTERNS:
+    for pattern, needs in _FAMILIES:
+        if needs and not any(literal in text for literal in needs):
+            continue
         group = 1 if pattern.groups else 0
         for match in pattern.finditer(text):
             start, stop = match.span(group)
