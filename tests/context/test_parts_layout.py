@@ -19,8 +19,9 @@ def test_a_new_list_of_parts_is_laid_out_anew_even_after_a_hit() -> None:
     parts.append(part("more"))  # the same list object, changed
     assert system_text(parts) == "role\n\nnotes\n\nmore"
     assert [p.text for p in order_parts([notes, role])] == ["role", "notes"]
-    twin = part("role", "system", 0)  # equal to ``role`` but another object
-    assert layout([notes, twin]) is not layout([notes, role])
+    twin = part("role", "system", 0)  # equal to ``role``, another object: the same layout
+    assert layout([notes, twin]).text == layout([notes, role]).text == "role\n\nnotes"
+    assert layout([notes, part("other", "system", 0)]).text == "other\n\nnotes"
 
 
 def test_sizes_follow_the_estimator_and_the_layout() -> None:

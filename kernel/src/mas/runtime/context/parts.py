@@ -93,15 +93,14 @@ def layout(parts: Iterable[ContextPart]) -> PartsLayout:
     """The :class:`PartsLayout` of ``parts``, remembered for the last parts seen.
 
     A session sends the same part objects on every request and the assembler reads their
-    order and text several times a request. Parts are frozen and the memo holds the very
-    objects, so it only ever matches those objects, never a reused id.
+    order and text several times a request. Parts are frozen values, so parts equal to the
+    remembered ones have the same layout.
     """
     global _last_layout
     given = tuple(parts)
     last = _last_layout
-    if last is not None and len(last.parts) == len(given) and all(
-        a is b for a, b in zip(last.parts, given, strict=True)
-    ):
+    # Tuple equality checks identity first, in C; equal frozen parts lay out the same.
+    if last is not None and last.parts == given:
         return last
     ordered = given
     if not all((a.rank, a.priority) <= (b.rank, b.priority) for a, b in pairwise(given)):
