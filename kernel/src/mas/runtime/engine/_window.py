@@ -1,20 +1,32 @@
-"""A request the provider found too long: read its numbers, and cut the request to fit.
+"""Requests that fit the model's window: sized before sending, re-sized after a refusal.
 
-LiteLLM maps every provider's "context length exceeded" answer to
-``ContextWindowExceededError``. OpenAI's message names the window and the tokens
-requested; llama.cpp's body names ``n_prompt_tokens`` and ``n_ctx``; some say neither.
-:func:`shrink_factor` turns whatever was said into the share of the request to keep, and
-:func:`shrink` cuts the longest message contents (their middles, marked) to that share.
+Before sending, when the called model's window is known, :func:`fit` estimates the
+request (:func:`estimate_request`: the engine's calibration, else the digit prior) and,
+when it and the reply's reserve do not fit, cuts it with :func:`shrink` below
+:data:`HEADROOM` of the room.
+
+After a refusal, the provider's numbers guide the cut. LiteLLM maps every provider's
+"context length exceeded" answer to ``ContextWindowExceededError``. OpenAI's message names
+the window and the tokens requested; llama.cpp's body names ``n_prompt_tokens`` and
+``n_ctx``; some say neither. :func:`shrink_factor` turns whatever was said into the share
+of the request to keep, and :func:`shrink` cuts the longest message contents (their
+middles, marked) to that share.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 
+from mas.runtime.catalog import Catalog, default_catalog
+from mas.runtime.context.calibration import Calibration, digit_prior
 from mas.runtime.errors import ModelCallError
 from mas.runtime.protocols import Message
+from mas.runtime.spec.model_ref import map_model
+from mas.runtime.spec.windows import resolve_window
 
 CUT_MARK = "\n[... {n} characters cut to fit the model's window ...]\n"
 """Stands where the middle of a message was cut, so the model (and a reader) sees the gap."""
@@ -28,6 +40,13 @@ _MARK_ROOM = len(CUT_MARK.format(n=10**9))
 
 HEADROOM = 0.9
 """Aim this far below the provider's limit: its count of the cut request is not known."""
+
+FIT_ATTEMPTS = 4
+"""Cuts :func:`fit` tries: fixed costs (framing, tool schemas) do not shrink with the text,
+so a first cut in proportion can fall short of the target."""
+
+MIN_FACTOR = 0.01
+"""Smallest share of the text :func:`fit` keeps; below it the provider is left to refuse."""
 
 
 class WindowExceededError(ModelCallError):
@@ -125,3 +144,121 @@ def _cap(desc: list[int], target: int) -> int:
         if cap >= following:
             return max(0, min(cap, length))
     return 0
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A request sized to a window before sending.
+
+    :ivar shrunk: the messages to send and what was cut (nothing when it fitted).
+    :ivar estimated: estimated prompt tokens of the request as it was given.
+    :ivar sent: estimated prompt tokens of :attr:`shrunk`'s messages.
+    :ivar basis: how the tokens were estimated (:func:`estimate_basis`).
+    """
+
+    shrunk: Shrunk
+    estimated: int
+    sent: int
+    basis: str = "chars/4"
+
+    def reason(self, purpose: str, model: str, window: int, reserve: int) -> str:
+        """The degradation reason of this cut: model, estimate, window, characters cut."""
+        return (
+            f"{purpose} request to {model}: about {self.estimated:,} tokens ({self.basis} "
+            f"estimate) + {reserve:,} for the reply do not fit its {window:,}-token window; "
+            f"cut {self.shrunk.cut_chars:,} characters from {self.shrunk.cut_messages} "
+            "message(s) before sending"
+        )
+
+
+def known_window(
+    model: str,
+    *,
+    row: int | None = None,
+    infra: int | None = None,
+    infra_mappings: Mapping[str, str] | None = None,
+    catalog: Catalog | None = None,
+) -> int | None:
+    """``model``'s window by :func:`~mas.runtime.spec.windows.resolve_window`, or ``None``
+    where it would take its 128,000-token fallback: a guess is not a reason to cut."""
+    catalog = catalog if catalog is not None else default_catalog()
+    if row is None and infra is None and (
+            catalog.context_window(map_model(model, infra_mappings)) is None):
+        return None
+    return resolve_window(model, agent_context_window=row, infra_context_window=infra,
+                          infra_mappings=infra_mappings, catalog=catalog).value
+
+
+def estimate_basis(calibration: Calibration, model: str) -> str:
+    """Which estimate :func:`estimate_request` makes for ``model`` now: ``calibrated``
+    (learned from its provider's usage), ``digit-prior`` or ``chars/4`` (calibration off)."""
+    if not calibration.enabled:
+        return "chars/4"
+    return "calibrated" if calibration.learned(model) else "digit-prior"
+
+
+def estimate_request(
+    calibration: Calibration,
+    model: str,
+    messages: list[Message],
+    tools: list[dict[str, Any]] | None = None,
+) -> int:
+    """Prompt tokens ``model``'s provider is expected to count for a request.
+
+    The calibrated estimate once ``model`` has been seen often enough; before that the
+    plain estimate scaled by :func:`~mas.runtime.context.calibration.digit_prior`, as a
+    session sizes its turns; the plain estimate when calibration is switched off.
+    """
+    estimator = calibration.estimator
+    schemas = estimator.tools(tools)
+    basis = estimate_basis(calibration, model)
+    if basis == "chars/4":
+        return estimator.messages(messages) + schemas
+    if basis == "calibrated":
+        return calibration.estimate(model, messages) + math.ceil(
+            schemas * calibration.ratio(model))
+    texts = [m["content"] for m in messages if isinstance(m.get("content"), str)]
+    return math.ceil((estimator.messages(messages) + schemas) * digit_prior(texts, estimator))
+
+
+def fit_request(
+    calibration: Calibration,
+    model: str,
+    messages: list[Message],
+    tools: list[dict[str, Any]] | None,
+    *,
+    window: int,
+    reserve: int,
+) -> Fitted:
+    """:func:`fit` a request to ``model`` into ``window`` less the reply's ``reserve``,
+    estimated by :func:`estimate_request` (the basis is fixed for the whole fit)."""
+    fitted = fit(messages, window - reserve,
+                 lambda m: estimate_request(calibration, model, m, tools))
+    return replace(fitted, basis=estimate_basis(calibration, model))
+
+
+def fit(messages: list[Message], room: int, estimate: Callable[[list[Message]], int]) -> Fitted:
+    """Cut ``messages`` to :data:`HEADROOM` of ``room`` tokens when their estimate exceeds it.
+
+    A request whose estimate fits ``room`` is returned untouched; so is one with no room at
+    all (a reply reserve at or over the window: only the provider can say what it does).
+    Otherwise :func:`shrink` is applied to the original, re-estimated, and tightened in
+    proportion until the estimate is under the target or :data:`FIT_ATTEMPTS` are used;
+    the last cut is returned either way (the provider's refusal remains the backstop).
+    """
+    before = estimate(messages)
+    untouched = Fitted(Shrunk(list(messages), 0, 0), before, before)
+    if before <= room or room <= 0:
+        return untouched
+    target = HEADROOM * room
+    factor, best = target / before, untouched
+    for _ in range(FIT_ATTEMPTS):
+        shrunk = shrink(messages, max(MIN_FACTOR, factor))
+        if not shrunk.cut_chars:
+            break
+        after = estimate(shrunk.messages)
+        best = Fitted(shrunk, before, after)
+        if after <= target or factor <= MIN_FACTOR:
+            break
+        factor *= target / after
+    return best

@@ -71,7 +71,12 @@ class Engine:
         unreadable responses (infra ``generation.num_retries``); authentication errors and
         timed-out attempts are never retried.
     :param model_settings: per model string, ``timeout`` and ``num_retries`` overriding
-        the two above (a model row's own settings).
+        the two above, and the ``context_window`` summary and judge calls to it are sized
+        to (a model row's own settings).
+    :param context_window: infra ``generation.context_window``: the window of every model
+        whose row sets none. A request whose model's window is known (row, this, or the
+        catalog) is sized to it before sending (:meth:`window_for`).
+    :param turn_window: the turn row's ``context_window``, for turn calls.
     :param retry_backoff: first wait in seconds between attempts, doubled each time, when
         the server sends no ``Retry-After``.
     :param max_retry_wait: cap on any single wait, ``Retry-After`` included.
@@ -103,6 +108,8 @@ class Engine:
         infra_mappings: Mapping[str, str] | None = None,
         catalog: Catalog | None = None,
         model_settings: Mapping[str, Mapping[str, Any]] | None = None,
+        context_window: int | None = None,
+        turn_window: int | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if timeout <= 0:
@@ -117,6 +124,9 @@ class Engine:
             raise ValueError(f"max_llm_calls: must be at least 1 (got {max_llm_calls!r})")
         if max_tokens is not None and max_tokens < 1:
             raise ValueError(f"max_tokens: must be at least 1 (got {max_tokens!r})")
+        for name, window in (("context_window", context_window), ("turn_window", turn_window)):
+            if window is not None and window < 1:
+                raise ValueError(f"{name}: must be at least 1 (got {window!r})")
         if model is None:
             model = package_default_model()
         self.runtime = runtime
@@ -137,6 +147,9 @@ class Engine:
         self.ledger = UsageLedger()
         self.retry_policy = _retry.RetryPolicy(num_retries, retry_backoff, max_retry_wait, sleep)
         self.model_settings = {k: dict(v) for k, v in (model_settings or {}).items()}
+        self.context_window = context_window
+        self.turn_window = turn_window
+        self._windows: dict[tuple[str, bool], int | None] = {}
         self.degradation = Degradation(emit=lambda data: self._emit("degraded", data))
         # Every live reply teaches the calibration of its model (turn, summary, judge).
         self.calibration = Calibration(enabled=True)
@@ -273,7 +286,8 @@ class Engine:
         self._ensure_providers()
         started = time.monotonic()
         try:
-            reply, attempts = self._call_live(deployed, messages, tools, params, purpose)
+            reply, attempts = self._call_live(
+                deployed, messages, tools, params, purpose, self.window_for(requested, purpose))
         except Exception as exc:
             if infra_probed:
                 self._count_request(hit=False)
@@ -305,6 +319,29 @@ class Engine:
             cost_status=COST_OK if cost is not None else COST_UNAVAILABLE,
         )
         return reply
+
+    def window_for(self, model: str, purpose: str = "turn") -> int | None:
+        """The input window a ``purpose`` request to ``model`` is sized to; ``None`` when
+        nobody describes the model (sent as it is; a refusal re-sizes it).
+
+        The row's window is the slot's: ``turn_window`` for a turn of the engine's own
+        model, the ``model_settings`` ``context_window`` for a summary or judge call (the
+        turn row's window is a setting of the turn, as its ``max_tokens`` is). Then, as
+        :func:`~mas.runtime.spec.windows.resolve_window` orders them, infra
+        ``generation.context_window`` and the catalog entry of the deployed model.
+        """
+        key = (model, purpose == "turn")
+        if key not in self._windows:
+            deployed = map_model(model, self.infra_mappings)
+            if purpose == "turn":
+                row = self.turn_window if model == self.model else None
+            else:
+                own = self.model_settings.get(deployed) or self.model_settings.get(model) or {}
+                row = own.get("context_window")
+            self._windows[key] = _window.known_window(
+                model, row=row, infra=self.context_window, infra_mappings=self.infra_mappings,
+                catalog=self.catalog)
+        return self._windows[key]
 
     # ----------------------------------------------------------------------------------
     # Internals
@@ -342,14 +379,19 @@ class Engine:
         tools: list[dict[str, Any]] | None,
         params: dict[str, Any],
         purpose: str,
+        window: int | None = None,
     ) -> tuple[ModelReply, int]:
-        """One live call; a window overflow is re-sized and retried, never skipped.
+        """One live call, sized to ``window`` first when it is known (:meth:`_fit`); a
+        window overflow is re-sized and retried, never skipped.
 
         Each re-sized attempt counts against ``max_llm_calls`` and is counted as
-        ``window_overflows_recovered``; the provider's count of the refused prompt also
-        teaches the calibration, so the next request is sized right from the start.
+        ``window_overflows_recovered`` (``judge_truncations`` for a judge); the provider's
+        count of the refused prompt also teaches the calibration, so the next request is
+        sized right from the start.
         """
         sent, cut = messages, 0
+        if window is not None:
+            sent, cut = self._fit(model, messages, tools, params, purpose, window)
         for recovery in range(MAX_WINDOW_RETRIES + 1):
             try:
                 reply, attempts = self._request(model, sent, tools, params, purpose)
@@ -374,6 +416,32 @@ class Engine:
                 self.calibration.observe(model, sent, reply.usage.prompt_tokens, tools=tools)
             return replace(reply, cut_chars=cut), attempts
         raise AssertionError("unreachable: the last recovery re-raises")  # pragma: no cover
+
+    def _fit(
+        self,
+        model: str,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None,
+        params: dict[str, Any],
+        purpose: str,
+        window: int,
+    ) -> tuple[list[Message], int]:
+        """``messages`` cut to fit ``window`` with the reply's ``max_tokens``, by the
+        calibrated estimate, before the first attempt: a refusal would cost a call."""
+        reserve = int(params.get("max_tokens") or 0)
+        fitted = _window.fit_request(self.calibration, model, messages, tools,
+                                     window=window, reserve=reserve)
+        if not fitted.shrunk.cut_chars:
+            return messages, 0
+        # Counted as the refused-then-cut request is: it is the same cut, made one call
+        # earlier. A judge that reads a cut transcript gives a degraded vote.
+        reason = fitted.reason(purpose, model, window, reserve)
+        log.info("%s", reason)
+        self.degradation.add(
+            "judge_truncations" if purpose == "judge" else "window_overflows_recovered",
+            reason=reason,
+        )
+        return fitted.shrunk.messages, fitted.shrunk.cut_chars
 
     def _request(
         self,

@@ -38,22 +38,29 @@ def engine_for(
         cache=cache,
         max_llm_calls=agent.loaded.agent.spec.budget.max_llm_calls,
         max_tokens=agent.scope.row_setting(agent.turn_model.slot, "max_tokens"),
+        turn_window=agent.scope.row_setting(agent.turn_model.slot, "context_window"),
         model_settings=row_call_settings(agent, manifests),
     )
 
 
 def row_call_settings(agent: CompiledAgent, manifests: ManifestSet) -> dict[str, dict[str, Any]]:
     """Per deployed model string, the ``timeout`` / ``num_retries`` its ``spec.models`` row
-    sets (a row that inherits its model applies to the turn model it resolved to)."""
+    sets (a row that inherits its model applies to the turn model it resolved to), and the
+    ``context_window`` of a row other than the turn's (the agent's row, else the MAS row of
+    the same id): summary and judge calls to that model are sized to it. The turn row's
+    window goes with the turn (``engine_for``), as its ``max_tokens`` does."""
     infra = manifests.infra.spec if manifests.infra else None
     settings: dict[str, dict[str, Any]] = {}
     for row in agent.loaded.agent.spec.models:
-        own = {k: v for k, v in (("timeout", row.timeout), ("num_retries", row.num_retries))
-               if v is not None}
+        window = None
+        if row.id != agent.turn_model.slot:
+            window = agent.scope.row_setting(row.id, "context_window")
+        own = {k: v for k, v in (("timeout", row.timeout), ("num_retries", row.num_retries),
+                                 ("context_window", window)) if v is not None}
         model = row.model if row.model not in (None, "any") else (
             agent.turn_model.model if row.id == agent.turn_model.slot else None)
         if own and model:
-            settings[map_model(model, infra.models if infra else None)] = own
+            settings.setdefault(map_model(model, infra.models if infra else None), {}).update(own)
     return settings
 
 
@@ -67,9 +74,10 @@ def infra_engine(
     max_llm_calls: int | None = None,
     max_tokens: int | None = None,
     model_settings: dict[str, dict[str, Any]] | None = None,
+    turn_window: int | None = None,
 ) -> Engine:
     """An engine that reaches models the way ``infra_manifest`` says: endpoint, key from
-    ``api_key_env``, timeout, retries, pricing, model mappings and the response cache.
+    ``api_key_env``, timeout, retries, window, pricing, model mappings and the response cache.
 
     ``None`` gives the plain engine (LiteLLM's defaults, the catalog's prices, no cache
     unless ``cache`` is given).
@@ -89,9 +97,11 @@ def infra_engine(
         api_key=api_key,
         timeout=generation.timeout if generation else 60.0,
         num_retries=generation.num_retries if generation else 2,
+        context_window=generation.context_window if generation else None,
         max_llm_calls=max_llm_calls,
         max_tokens=max_tokens,
         model_settings=model_settings,
+        turn_window=turn_window,
         cache=cache,
         infra_pricing=generation.pricing.model_dump()
         if generation and generation.pricing
