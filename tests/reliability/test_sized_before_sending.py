@@ -127,3 +127,34 @@ def test_a_model_only_the_catalog_knows_is_sized_to_the_catalogs_window() -> Non
     engine = Engine(Runtime.create(entry_points=False))
     assert engine.window_for("offline/default", "summary") == 128_000
     assert engine.window_for("openai/not-a-model-anyone-lists", "judge") is None
+
+
+def test_mas_ctl_eval_sizes_judge_calls_to_the_infra_window(tmp_path: Path) -> None:
+    from mas.library.eval.cli import make_engine
+    from mas.runtime.spec.loader import load_manifest_set
+
+    infra = tmp_path / "infra.yaml"
+    infra.write_text("apiVersion: mas/v1\nkind: Infra\nmetadata: {name: local}\n"
+                     "spec: {generation: {api_base: 'http://127.0.0.1:9/v1', "
+                     "context_window: 8192}}\n")
+    engine = make_engine(Runtime.create(), load_manifest_set([infra]).infra)
+    assert isinstance(engine, Engine)
+    assert engine.window_for("openai/local-qwen", "judge") == 8192
+
+
+def test_a_cut_request_replayed_from_the_response_cache_is_still_counted(
+        tmp_path: Path) -> None:
+    from mas.runtime.engine import ResponseCache
+
+    messages = _summary_request(40)
+    cache = tmp_path / "cache.sqlite"
+    with serve(window=8192) as provider:
+        live = _engine(provider.base_url, context_window=8192, cache=ResponseCache(cache))
+        first = live.summarize_messages(messages, model="openai/local", max_tokens=1024)
+        replay = _engine(provider.base_url, context_window=8192,
+                         cache=ResponseCache(cache, strict=True))
+        again = replay.summarize_messages(messages, model="openai/local", max_tokens=1024)
+    assert len(provider.requests) == 1 and again.cache_hit
+    assert again.cut_chars == first.cut_chars > 0
+    assert replay.degradation.counts == {"window_overflows_recovered": 1}
+    assert "response cache" in replay.degradation.reasons["window_overflows_recovered"]

@@ -59,14 +59,19 @@ def request_key(
 
 def _encode(reply: ModelReply) -> str:
     usage = reply.usage
-    return json.dumps({
+    record: dict[str, Any] = {
         "text": reply.text,
         "tool_calls": reply.tool_calls,
         "model": reply.model,
         "usage": None if usage is None else [
             usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens
         ],
-    }, sort_keys=True)
+    }
+    if reply.cut_chars:
+        # A reply to a request cut to fit the window stays marked when replayed (a judge
+        # vote stays truncated); uncut replies are stored as before.
+        record["cut_chars"] = reply.cut_chars
+    return json.dumps(record, sort_keys=True)
 
 
 def _decode(value: str) -> ModelReply:
@@ -79,6 +84,7 @@ def _decode(value: str) -> ModelReply:
         model=record.get("model", ""),
         cost=0.0,
         cache_hit=True,
+        cut_chars=int(record.get("cut_chars") or 0),
     )
 
 

@@ -481,6 +481,14 @@ class Engine:
     ) -> ModelReply:
         with self._lock:
             self.ledger.record_cached(reply.model or requested, reply.usage)
+        if reply.cut_chars:
+            # The replayed answer read a cut request: counted again, as the live run was.
+            self.degradation.add(
+                "judge_truncations" if purpose == "judge" else "window_overflows_recovered",
+                reason=f"{purpose} request to {reply.model or requested}: answered from the "
+                f"response cache; {reply.cut_chars:,} characters were cut to fit the window "
+                "when it was recorded",
+            )
         self._call_event(
             reply, requested, purpose, n_messages, tools,
             latency=0.0, attempts=0, source=USAGE_CACHED_RESPONSE, cost_status=COST_OK,
