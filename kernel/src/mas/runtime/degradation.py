@@ -30,9 +30,10 @@ DEGRADING = (
 """Kinds that make a session ``degraded``."""
 
 NOTICES = ("window_overflows_recovered", "summarizer_backoffs")
-"""Kinds counted and shown that do not by themselves degrade a session: a provider's
-window overflow that a smaller retry recovered, and summary calls skipped while backing
-off a failing summarizer (each of those is also a compaction failure)."""
+"""Kinds counted and shown that do not by themselves degrade a session: a turn or summary
+request cut to fit its model's window (before sending, or after the provider refused it
+whole), and summary calls skipped while backing off a failing summarizer (each of those
+is also a compaction failure)."""
 
 KINDS = DEGRADING + NOTICES
 """Every kind a record accepts."""
