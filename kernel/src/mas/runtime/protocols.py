@@ -103,6 +103,29 @@ class SummaryEngine(Protocol):
 
 
 @runtime_checkable
+class SizingEngine(Protocol):
+    """An engine that can say how its provider will count a request and how large a
+    model's window is, so a caller sizes requests before sending them (the summarizer
+    chunks with it). :class:`~mas.runtime.engine.Engine` is one; a test double need not be.
+    """
+
+    def estimate_request(
+        self,
+        messages: list[Message],
+        *,
+        model: str,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> int:
+        """Prompt tokens ``model``'s provider is expected to count for ``messages``."""
+        ...
+
+    def window_for(self, model: str, purpose: str = "turn") -> int | None:
+        """The input window a ``purpose`` request to ``model`` is sized to (``None``:
+        nobody describes the model)."""
+        ...
+
+
+@runtime_checkable
 class ChatEngine(Protocol):
     """A model call the runtime makes outside an agent turn (a judge vote, say).
 

@@ -320,6 +320,17 @@ class Engine:
         )
         return reply
 
+    def estimate_request(
+        self,
+        messages: list[Message],
+        *,
+        model: str,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> int:
+        """Prompt tokens ``model``'s provider is expected to count, as the engine sizes a
+        request before sending it (calibrated once learned, a digit prior before)."""
+        return _window.estimate_request(self.calibration, model, messages, tools)
+
     def window_for(self, model: str, purpose: str = "turn") -> int | None:
         """The input window a ``purpose`` request to ``model`` is sized to; ``None`` when
         nobody describes the model (sent as it is; a refusal re-sizes it).

@@ -24,6 +24,7 @@ from mas.runtime.context import DEFAULT_ESTIMATOR, DEFAULT_WINDOW, shorten_middl
 from mas.runtime.protocols import (
     BindContext,
     Message,
+    SizingEngine,
     SummarizerError,
     SummaryEngine,
     SummaryRequest,
@@ -49,6 +50,9 @@ UPDATE_TEMPLATE = "Existing summary:\n{previous}\n\nNew conversation turns (JSON
 
 INPUT_MARGIN_RATIO = 0.1
 """Share of the summarizer's window left unused, as for agent requests."""
+
+MIN_PROVIDER_SCALE = 0.5
+"""Chunks never grow past twice what the plain estimate allows, whatever the engine says."""
 
 MIN_SHARE = 0.05
 """A backlog over ``max_calls`` is shortened to no less than this share of each message."""
@@ -135,14 +139,17 @@ class LlmSummarizer:
         """Summarize ``request.messages`` into an updated running summary."""
         if engine is None:
             raise SummarizerError("no_engine", "the llm summarizer needs an engine to call")
-        window = self.window or request.window or DEFAULT_WINDOW
+        window = self._request_window(engine, request)
         # The summary's own room: the cap, never more than a quarter of the window, nor
         # more than the context manager has room for.
         out = min(self.params.max_summary_tokens or window, window // 4)
         if request.max_summary_tokens is not None:
             out = max(1, min(out, request.max_summary_tokens))
         self._must_include = _must_include(request.must_include)
-        limit = window - out - int(INPUT_MARGIN_RATIO * window)
+        # Requests are built with the plain estimate; the provider may count more (digits,
+        # another tokenizer): the room is divided by what the engine expects it to count.
+        limit = int((window - out - int(INPUT_MARGIN_RATIO * window))
+                    / self._provider_scale(engine, request.messages))
         calls: list[tuple[list[Message], list[dict[str, Any]] | None]] = []
         if self.params.request_mode == "replay":
             replay = self._replay(request)
@@ -164,6 +171,29 @@ class LlmSummarizer:
                 count += 1
         return SummaryResult(summary, self.model, self.model_source, count, usage,
                              unread_messages=unread)
+
+    def _request_window(self, engine: SummaryEngine, request: SummaryRequest) -> int:
+        """The summarizer model's window: ``context_window``, then what the engine knows
+        of the model (its row, Infra, the catalog), then the resolved one; a summarizer
+        that inherits the turn model takes the agent's window, which arrives with the
+        request."""
+        if self.params.context_window is not None:
+            return self.params.context_window
+        if self.model_source != "agent" and isinstance(engine, SizingEngine):
+            known = engine.window_for(self.model, "summary")
+            if known is not None:
+                return known
+        return self.window or request.window or DEFAULT_WINDOW
+
+    def _provider_scale(self, engine: SummaryEngine, messages: list[Message]) -> float:
+        """Tokens the engine expects the provider to count per estimated token of
+        ``messages`` (1.0 for an engine that cannot say)."""
+        plain = DEFAULT_ESTIMATOR.messages(messages)
+        if not isinstance(engine, SizingEngine) or plain <= 0:
+            return 1.0
+        # Floored so that a degenerate estimate cannot blow the chunks up past the window.
+        return max(MIN_PROVIDER_SCALE,
+                   engine.estimate_request(messages, model=self.model) / plain)
 
     def _call(
         self,
