@@ -70,7 +70,8 @@ class ModelReply:
     :ivar cost: estimated cost in USD, ``None`` when unpriced.
     :ivar cache_hit: served from the response cache (no provider call).
     :ivar cut_chars: characters cut from the request, marked, so that it fit the model's
-        window after the provider refused it whole (0: sent whole).
+        window: before sending, when the engine knew the window, or after the provider
+        refused it whole (0: sent whole).
     """
 
     text: str
