@@ -310,7 +310,9 @@ class IdentifierExtractor(Protocol):
 class ManagedHistory:
     """The bounded history a context manager returns for one model call.
 
-    :ivar messages: summary row (if any), retained skill rows (if sent), recent messages.
+    :ivar messages: summary row (if any), retained skill rows (if sent), recent messages:
+        a list, or a :class:`~mas.runtime.context.HistoryView` of the committed history
+        (read-only, no copy).
     :ivar tokens: estimated tokens of ``messages``.
     :ivar summary_rows: how many leading rows are the summary block (0 or 1).
     :ivar skill_rows: indexes into ``messages`` of retained skill rows (never trimmed).
@@ -326,7 +328,7 @@ class ManagedHistory:
         (``None``: everything it left out counts as dropped by its policy).
     """
 
-    messages: list[Message]
+    messages: Sequence[Message]
     tokens: int
     summary_rows: int = 0
     skill_rows: tuple[int, ...] = ()

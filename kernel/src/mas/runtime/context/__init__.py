@@ -55,6 +55,7 @@ from mas.runtime.context.groups import (
     user_turn_starts,
 )
 from mas.runtime.context.history import History
+from mas.runtime.context.history_view import HistoryView
 from mas.runtime.context.parts import PLACEMENTS, ContextPart, order_parts, system_text
 from mas.runtime.context.shorten import omission_marker, shorten_middle
 from mas.runtime.context.skills import (
@@ -67,6 +68,7 @@ from mas.runtime.context.skills import (
 from mas.runtime.context.trimmer import TrimResult, trim_request
 
 __all__ = [
+    "HistoryView",
     "Accounting",
     "FoldLedger",
     "Tally",

@@ -18,6 +18,7 @@ from mas.runtime.context.accounting import Accounting, Tally, account
 from mas.runtime.context.budget import ContextBudget, FixedCosts, hard_budget
 from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
 from mas.runtime.context.history import History
+from mas.runtime.context.history_view import extend_with
 from mas.runtime.context.parts import ContextPart, system_text
 from mas.runtime.context.trimmer import (
     TrimResult,
@@ -202,7 +203,7 @@ def assemble(
     )
     text = system_text(trim.parts)
     messages: list[Message] = [{"role": "system", "content": text}] if text else []
-    messages += trim.history
+    extend_with(messages, trim.history)
     if trim.current_input is not None:
         messages.append(trim.current_input)
     messages += trim.working_memory

@@ -15,10 +15,11 @@ really said rather than from a pruned placeholder (DESIGN §11).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
+from mas.runtime.context.history_view import HistoryView
 from mas.runtime.context.prefix_sums import PrefixSums
 from mas.runtime.context.skills import has_skill
 from mas.runtime.protocols import Message
@@ -42,6 +43,7 @@ class History:
         self.estimator = estimator
         self._base = base
         self._messages: list[Message] = []
+        self._shared = False  # a HistoryView holds _messages: edit a copy, never it
         self._sums = PrefixSums()
         self._user_starts: list[int] = []
         self._skill_rows: list[int] = []
@@ -93,17 +95,16 @@ class History:
         hi = len(self._messages) if stop is None else max(stop, self._base) - self._base
         return self._messages[lo:hi]
 
-    def after(self, start: int, prefix: list[Message] | None = None) -> list[Message]:
-        """``prefix`` followed by the messages from absolute ``start`` on, in one copy.
+    def after(self, start: int, prefix: Sequence[Message] = ()) -> HistoryView:
+        """``prefix`` followed by the messages from absolute ``start`` on, without a copy.
 
-        Always a new list: a request keeps its view after the history grows, so handing
-        out :attr:`messages` itself would let the next turn's write-back change it.
+        The view keeps reading what the history held when it was taken: appends land past
+        its end, and an edit or a drop in place first gives the history a new list
+        (:mod:`~mas.runtime.context.history_view`).
         """
-        out = list(prefix) if prefix else []
-        lo = max(start - self._base, 0)
-        # After a write-back the live range starts at base: one C-level copy, no slice.
-        out.extend(self._messages if lo == 0 else self._messages[lo:])
-        return out
+        self._shared = True
+        size = len(self._messages)
+        return HistoryView(prefix, self._messages, min(max(start - self._base, 0), size), size)
 
     def token_slice(self, start: int, stop: int | None = None) -> list[int]:
         """Cached estimates of the messages of absolute range ``[start, stop)``."""
@@ -175,6 +176,8 @@ class History:
             )
         tokens = self.estimator.message(message)
         self._originals.setdefault(index, old)
+        if self._shared:
+            self._messages, self._shared = list(self._messages), False
         self._messages[local] = message
         self._sums.set(local, tokens)
         was_skill = bool(self.skill_indexes(index, index + 1))
@@ -192,7 +195,8 @@ class History:
         count = min(max(index - self._base, 0), len(self._messages))
         if not count:
             return 0
-        del self._messages[:count]
+        # A new list, not ``del``: a view taken before still reads the dropped messages.
+        self._messages, self._shared = self._messages[count:], False
         self._sums.drop_first(count)
         self._base += count
         del self._user_starts[: bisect_left(self._user_starts, self._base)]

@@ -26,7 +26,7 @@ removed. If they alone exceed the budget the request is sent as is with a warnin
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, compress
 
@@ -60,7 +60,7 @@ class TrimResult:
     """
 
     parts: list[ContextPart]
-    history: list[Message]
+    history: Sequence[Message]
     current_input: Message | None
     working_memory: list[Message]
     system_tokens: int
@@ -157,7 +157,7 @@ def trim_request(
     if current_input is None:
         last = _last_user(history, protected)
         if last is not None:
-            current_input, wm = history[last], history[last + 1 :] + wm
+            current_input, wm = history[last], [*history[last + 1 :], *wm]
             history = history[:last]
     sys_tokens = system_cost if system_cost is not None else system_tokens(parts, estimator)
     cur_tokens = estimator.message(current_input) if current_input is not None else 0
@@ -176,7 +176,7 @@ def trim_request(
     return _Trim(result, managed, protected, wm_tokens, tools_tokens, hard_budget, estimator).run()
 
 
-def _last_user(history: list[Message], protected: set[int]) -> int | None:
+def _last_user(history: Sequence[Message], protected: set[int]) -> int | None:
     for i in range(len(history) - 1, -1, -1):
         if i not in protected and history[i].get("role") == "user":
             return i

@@ -20,6 +20,7 @@ import logging
 import math
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -576,5 +577,5 @@ def _usage(usage: Any) -> dict[str, int] | None:
     }
 
 
-def _chars(messages: list[dict[str, Any]]) -> int:
+def _chars(messages: Sequence[Message]) -> int:
     return sum(len(m["content"]) for m in messages if isinstance(m.get("content"), str))
