@@ -13,9 +13,8 @@ Run: ``.venv/bin/python benchmarks/bench_session_turn.py``
 A second figure times the over-budget path: ``stack`` with no cap under a 128,000-token
 window, where the final trim cuts about 3,500 old messages on every call.
 
-Recorded 2026-11-30 on the development container (CPython 3.11): steady state median about
-140 us per turn (p95 about 200 us), with or without the ``context.assembled`` event;
-over-budget trim median about 0.8 ms.
+``make bench`` records the figure per strategy beside trim_messages' in
+benchmarks/RESULTS.md ("Per-turn cost on every path").
 """
 
 from __future__ import annotations

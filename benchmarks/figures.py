@@ -466,9 +466,10 @@ def per_turn_cost(calls: int = 200) -> Figure:
         "Cold bound: a stateless History of 10,000 synthetic messages built and bounded "
         "once (estimating every message) against trim_messages counting the same list.",
         f"Copying a list of {bench_session_turn.MESSAGES:,} messages took {copy_us:.1f} µs "
-        "in this run. stack and summarising send the whole history here and pay it twice "
-        "a turn (the managed view and the request are each a snapshot the caller keeps "
-        "after the history grows); sliding_window sends its window only.",
+        "in this run. stack and summarising send the whole history here and pay that copy "
+        "once a turn (the request is a list the caller keeps; the managed view is a "
+        "HistoryView of the committed history, no copy); sliding_window sends its window "
+        "only.",
     ]
     return fig
 
