@@ -216,11 +216,13 @@ class SummarisingContextManager(FoldingManager):
         start = self.live_start(history)
         placeholder = p.hard_clear.placeholder
         fresh = range(max(st.prune_scanned, start), history.end)
-        st.prune_candidates = [
-            *(i for i in st.prune_candidates
-              if i >= start and history.message(i)["content"] != placeholder),
-            *(i for i in fresh if self.pruner.eligible(history, i)),
-        ]
+        added = [i for i in fresh if self.pruner.eligible(history, i)]
+        if st.prune_candidates or added:  # most requests have neither: nothing to rebuild
+            st.prune_candidates = [
+                *(i for i in st.prune_candidates
+                  if i >= start and history.message(i)["content"] != placeholder),
+                *added,
+            ]
         st.prune_scanned = history.end
         fixed = budget.fixed.total
 
