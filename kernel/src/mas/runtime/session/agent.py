@@ -25,6 +25,7 @@ from mas.runtime.engine import Engine
 from mas.runtime.events import Event
 from mas.runtime.protocols import ContextManager, Message, ModelReply
 from mas.runtime.runtime import Runtime
+from mas.runtime.session import _provider_state
 from mas.runtime.session.ledger import ledger_from_state, ledger_to_state
 from mas.runtime.session.recall import open_archive, recall_tool
 from mas.runtime.session.skills import SkillLibrary
@@ -136,6 +137,12 @@ class AgentSession:
         # The same schema objects every call: the request estimate remembers them.
         self._schemas = [tool.schema for tool in self.tools] or None
         self._journal: StateJournal | None = None
+        # Provider-side state loaded with a saved turn and not yet handed to the engine
+        # (see _provider_state): given back just before the first call after a resume.
+        self._provider_pending: dict[str, Any] | None = None
+        # The saved numbers of the last request, kept until this process sends one: a
+        # session resumed with no turn left would otherwise save ``context_usage: null``.
+        self._restored_usage: dict[str, Any] | None = None
         saved = self._store().load() if self.state_path is not None else None
         if saved is not None:
             self.restore(saved)
@@ -151,6 +158,9 @@ class AgentSession:
         user: Message = (
             content if isinstance(content, dict) else {"role": "user", "content": content}
         )
+        if self._provider_pending is not None:
+            _provider_state.restore(self.engine, self._provider_pending)
+            self._provider_pending = None
         working: list[Message] = []
         schemas = self._schemas
         calls = compactions = 0
@@ -321,7 +331,11 @@ class AgentSession:
     # -- persistence and inspection ---------------------------------------------------
 
     def to_state(self) -> dict[str, Any]:
-        """Everything needed to resume: history, manager state, transcript, ledger, skills."""
+        """Everything needed to resume: history, manager state, transcript, ledger, skills,
+        and the provider-side state of the engine's conversations (``provider_state``)."""
+        provider = self._provider_pending
+        if provider is None:
+            provider = _provider_state.capture(self.engine)
         return {
             "session_id": self.session_id,
             "agent": self.agent_name,
@@ -335,7 +349,9 @@ class AgentSession:
             "degradation": self.degradation.to_state(),
             "calibration": self.calibration.to_state(),
             "skills": dict(self.skills.active) if self.skills else {},
-            "context_usage": self.inspect_context().to_dict() if self.last_request else None,
+            "context_usage": (self.inspect_context().to_dict() if self.last_request
+                              else self._restored_usage),
+            "provider_state": provider,
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -358,6 +374,9 @@ class AgentSession:
             )
         if self.skills is not None:
             self.skills.active = dict(state.get("skills", {}))
+        # Not given to the engine yet: that would import litellm even when no turn is left.
+        self._provider_pending = dict(state.get("provider_state") or {})
+        self._restored_usage = state.get("context_usage")
 
     def save(self) -> None:
         """Save after a turn: one journal line, or a new snapshot (no-op without

@@ -12,6 +12,13 @@ snapshot, and at the end of the session.
 Reading (:func:`load_state`) takes the snapshot and replays the journal lines after it;
 a line cut short by a kill is ignored, and :meth:`StateJournal.load` truncates it away
 before the next append.
+
+``provider_state`` (per provider, a mapping of independent entries: the offline model's
+simulated prefix cache, one entry per conversation) is journaled like the transcript: a
+line holds only the entries that changed since the line before (``None`` for one that
+went), and replay merges them. A turn touches one or two conversations, while the ones a
+compaction left behind stay as they were; writing them all every turn would make saving
+grow with the session.
 """
 
 from __future__ import annotations
@@ -36,6 +43,11 @@ snapshot itself (so snapshots cost, amortized, no more than the journal lines)."
 # Temporary files of an interrupted atomic write: ".<name>." or ".<name>-" plus mkstemp's
 # eight characters.
 _ORPHAN = re.compile(r"^\..+\.(json|jsonl|txt|html|svg|yaml)[.-][a-z0-9_]{8}$")
+
+MERGED = "provider_state"
+"""The state key whose entries journal lines carry as changes (see the module docstring)."""
+
+Entries = dict[str, dict[str, Any]]
 
 
 class SessionStateError(MasError):
@@ -115,6 +127,7 @@ class StateJournal:
         self._saved: int | None = None  # transcript messages already on disk
         self._snapshot_bytes = 0
         self._journal_bytes = 0
+        self._entries: dict[str, dict[str, str]] = {}  # provider -> entry -> JSON on disk
 
     def load(self) -> dict[str, Any] | None:
         """The saved state, ``None`` when there is none; cleans up after a kill.
@@ -133,6 +146,7 @@ class StateJournal:
         self._saved = len(state.get("transcript") or [])
         self._snapshot_bytes = self.path.stat().st_size
         self._journal_bytes = good
+        self._entries = _entry_texts(state.get(MERGED))
         return state
 
     def save(self, state: dict[str, Any]) -> None:
@@ -145,9 +159,13 @@ class StateJournal:
         if self._saved is None or self._saved > len(transcript) or grown:
             self.compact(state)
             return
+        entries = _entry_texts(state.get(MERGED))
+        rest = {k: v for k, v in state.items() if k != "transcript"}
+        if MERGED in rest:
+            rest[MERGED] = _changes(self._entries, entries)
         record = {"version": STATE_VERSION, "turns": state.get("turns"),
                   "transcript_from": self._saved, "transcript_tail": transcript[self._saved:],
-                  "state": {k: v for k, v in state.items() if k != "transcript"}}
+                  "state": rest}
         line = (mask(json.dumps(record, sort_keys=True, ensure_ascii=False)) + "\n").encode()
         try:
             fd = open_append(self.journal)
@@ -160,6 +178,7 @@ class StateJournal:
             raise StorageError.writing(self.journal, exc) from exc
         self._saved = len(transcript)
         self._journal_bytes += len(line)
+        self._entries = entries
 
     def compact(self, state: dict[str, Any]) -> None:
         """Write ``state`` as the snapshot and drop the journal it supersedes.
@@ -174,6 +193,7 @@ class StateJournal:
         self._saved = len(state.get("transcript") or [])
         self._snapshot_bytes = len(text)
         self._journal_bytes = 0
+        self._entries = _entry_texts(state.get(MERGED))
 
 
 def _read(path: Path) -> tuple[dict[str, Any], int]:
@@ -208,7 +228,10 @@ def _read(path: Path) -> tuple[dict[str, Any], int]:
         if record["turns"] != turns + 1 or record["transcript_from"] != len(transcript):
             break
         transcript.extend(record["transcript_tail"])
+        merged = _merge(data.get(MERGED), record["state"].get(MERGED))
         data = {**record["state"], "version": STATE_VERSION}
+        if merged is not None:
+            data[MERGED] = merged
         good += len(line)
     data["transcript"] = transcript
     return data, good
@@ -226,3 +249,43 @@ def _record(line: bytes) -> dict[str, Any] | None:
             k not in record for k in keys):
         return None
     return record
+
+
+def _entry_texts(value: Any) -> dict[str, dict[str, str]]:
+    """Per provider, each entry of a full ``provider_state`` as its JSON text."""
+    if not isinstance(value, dict):
+        return {}
+    return {provider: {key: json.dumps(entry, sort_keys=True) for key, entry in entries.items()}
+            for provider, entries in value.items() if isinstance(entries, dict)}
+
+
+def _changes(before: dict[str, dict[str, str]], after: dict[str, dict[str, str]]) -> Entries:
+    """What a journal line stores of ``provider_state``: changed and new entries, and
+    ``None`` for the ones that went."""
+    changes: Entries = {}
+    for provider in before.keys() | after.keys():
+        old, new = before.get(provider, {}), after.get(provider, {})
+        changed: dict[str, Any] = {key: json.loads(text) for key, text in new.items()
+                                   if old.get(key) != text}
+        changed.update({key: None for key in old.keys() - new.keys()})
+        if changed:
+            changes[provider] = changed
+    return changes
+
+
+def _merge(base: Any, changes: Any) -> Entries | None:
+    """``base`` (a full ``provider_state``) with a journal line's changes applied."""
+    if not isinstance(changes, dict):
+        return base if isinstance(base, dict) else None
+    start = base if isinstance(base, dict) else {}
+    merged: Entries = {p: dict(e) for p, e in start.items() if isinstance(e, dict)}
+    for provider, entries in changes.items():
+        target = merged.setdefault(provider, {})
+        for key, entry in (entries or {}).items():
+            if entry is None:
+                target.pop(key, None)
+            else:
+                target[key] = entry
+        if not target:
+            del merged[provider]
+    return merged

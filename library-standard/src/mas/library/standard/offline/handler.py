@@ -2,6 +2,11 @@
 
 LiteLLM routes ``offline/<anything>`` here through its real ``completion`` path, so the
 engine, retries, usage parsing and cost code all run exactly as with a hosted model.
+
+Its simulated prefix cache is provider-side state a client crash should not lose: the
+agent session saves :meth:`OfflineLLM.export_session_state` with every committed turn
+and hands it to :meth:`OfflineLLM.import_session_state` when it resumes (see
+:mod:`.prefix_cache`).
 """
 
 from __future__ import annotations
@@ -32,6 +37,22 @@ class OfflineLLM(CustomLLM):
         """Answer one chat request (LiteLLM's synchronous entry point)."""
         return self.answer(model, messages, optional_params, model_response,
                            _session(litellm_params))
+
+    def export_session_state(self, *, session_id: str, trace_id: str) -> dict[str, Any] | None:
+        """The prefix cache of the engine with these ids, JSON-ready (``None``: empty).
+
+        Called by the agent session after each committed turn; saved in its state.
+        """
+        return self.prefix_cache.export(owner(session_id, trace_id))
+
+    def import_session_state(self, *, session_id: str, trace_id: str,
+                             state: dict[str, Any] | None) -> None:
+        """Give the engine with these ids the prefix cache an earlier engine exported.
+
+        Called by a resumed agent session before its first call: its new engine continues
+        the conversations the saved turns left, as a provider's cache would.
+        """
+        self.prefix_cache.restore(owner(session_id, trace_id), state)
 
     async def acompletion(self, model: str, messages: list[Any], api_base: str | None,
                           custom_prompt_dict: dict[str, Any], model_response: Any,
@@ -85,8 +106,14 @@ class OfflineLLM(CustomLLM):
         return model_response
 
 
+def owner(session_id: str, trace_id: str) -> str:
+    """The prefix-cache owner of an engine: its session id and per-engine trace id."""
+    return f"{session_id}/{trace_id}"
+
+
 def _session(litellm_params: Any) -> str:
     """Which engine sent the call: the ``litellm_session_id`` and ``litellm_trace_id`` the
     engine passed (LiteLLM hands both to custom providers); empty when neither came."""
     params = litellm_params if isinstance(litellm_params, dict) else {}
-    return "/".join(str(params.get(k) or "") for k in ("litellm_session_id", "litellm_trace_id"))
+    return owner(str(params.get("litellm_session_id") or ""),
+                 str(params.get("litellm_trace_id") or ""))
