@@ -13,6 +13,10 @@ Reading (:func:`load_state`) takes the snapshot and replays the journal lines af
 a line cut short by a kill is ignored, and :meth:`StateJournal.load` truncates it away
 before the next append.
 
+The history window is journaled against the transcript: it is the transcript's tail
+from the first message not folded away, with the tool results pruning replaced, so a line
+holds where the window starts and those replacements, not the window again.
+
 ``provider_state`` (per provider, a mapping of independent entries: the offline model's
 simulated prefix cache, one entry per conversation) is journaled like the transcript: a
 line holds only the entries that changed since the line before (``None`` for one that
@@ -43,6 +47,9 @@ snapshot itself (so snapshots cost, amortized, no more than the journal lines)."
 # Temporary files of an interrupted atomic write: ".<name>." or ".<name>-" plus mkstemp's
 # eight characters.
 _ORPHAN = re.compile(r"^\..+\.(json|jsonl|txt|html|svg|yaml)[.-][a-z0-9_]{8}$")
+
+HISTORY = "history"
+"""The state key journal lines carry as a delta against the transcript (module docstring)."""
 
 MERGED = "provider_state"
 """The state key whose entries journal lines carry as changes (see the module docstring)."""
@@ -163,6 +170,8 @@ class StateJournal:
         rest = {k: v for k, v in state.items() if k != "transcript"}
         if MERGED in rest:
             rest[MERGED] = _changes(self._entries, entries)
+        if isinstance(rest.get(HISTORY), dict):
+            rest[HISTORY] = _history_delta(rest[HISTORY], transcript)
         record = {"version": STATE_VERSION, "turns": state.get("turns"),
                   "transcript_from": self._saved, "transcript_tail": transcript[self._saved:],
                   "state": rest}
@@ -232,6 +241,8 @@ def _read(path: Path) -> tuple[dict[str, Any], int]:
         data = {**record["state"], "version": STATE_VERSION}
         if merged is not None:
             data[MERGED] = merged
+        if isinstance(data.get(HISTORY), dict):
+            data[HISTORY] = _history_of(data[HISTORY], transcript)
         good += len(line)
     data["transcript"] = transcript
     return data, good
@@ -249,6 +260,38 @@ def _record(line: bytes) -> dict[str, Any] | None:
             k not in record for k in keys):
         return None
     return record
+
+
+def _history_delta(history: dict[str, Any], transcript: list[Any]) -> dict[str, Any]:
+    """What a journal line stores of the history window: where it starts in the transcript
+    and the messages pruning replaced, when the window is the transcript's tail with those
+    replacements (it is for every built-in strategy); the window itself otherwise."""
+    base, messages = history.get("base"), history.get("messages")
+    originals = history.get("originals") or {}
+    if not isinstance(base, int) or not isinstance(messages, list) or (
+            base + len(messages) != len(transcript)):
+        return history
+    replaced = {str(base + i): m for i, m in enumerate(messages)
+                if m is not transcript[base + i] and m != transcript[base + i]}
+    # Pruning keeps the committed message as the original of each one it replaced; a
+    # window that differs from the transcript any other way is stored whole.
+    if set(originals) != set(replaced) or any(
+            originals[k] != transcript[int(k)] for k in originals):
+        return history
+    return {"tail_of_transcript": {"base": base, "replaced": replaced}}
+
+
+def _history_of(saved: dict[str, Any], transcript: list[Any]) -> dict[str, Any]:
+    """The history window of a journal line, rebuilt from :func:`_history_delta`."""
+    delta = saved.get("tail_of_transcript")
+    if not isinstance(delta, dict):
+        return saved
+    base, replaced = int(delta["base"]), dict(delta.get("replaced") or {})
+    messages = [replaced.get(str(i), m) for i, m in enumerate(transcript[base:], start=base)]
+    history: dict[str, Any] = {"base": base, "messages": messages}
+    if replaced:
+        history["originals"] = {k: transcript[int(k)] for k in sorted(replaced, key=int)}
+    return history
 
 
 def _entry_texts(value: Any) -> dict[str, dict[str, str]]:
