@@ -78,17 +78,53 @@ def test_restore_replaces_only_its_owner_and_forgets_what_came_after_the_export(
     assert cache.export("nobody") is None
 
 
-def test_one_entry_per_conversation_texts_once_and_message_json_as_digests() -> None:
+def test_one_small_entry_per_conversation_texts_once_and_message_json_as_digests() -> None:
     cache = PrefixCache()
     for r in _requests():
         _probe(cache, r, "o")
     _probe(cache, [{"role": "system", "content": "another agent"}], "o")
     saved = cache.export("o")
-    assert saved is not None and len(saved) == 2
-    first, second = sorted(saved.values(), key=lambda entry: entry["rank"])
-    assert first["texts"].count(SYSTEM["content"]) == 1 and len(first["requests"]) == 4
-    assert second["texts"] == ["another agent"]
+    assert saved is not None
+    conversations = {k: v for k, v in saved.items() if k.startswith("c/")}
+    assert len(conversations) == 2
+    first, second = sorted(conversations.values(), key=lambda entry: entry["after"] is not None)
+    assert len(first["requests"]) == 4 and len(second["requests"]) == 1
+    assert all(len(json.dumps(entry)) < 600 for entry in conversations.values())
+    texts = [entry[1] for key, entry in saved.items() if key.startswith("r/")]
+    assert texts.count(SYSTEM["content"]) == 1 and texts.count("another agent") == 1
+    assert len(texts) == len(set(texts))  # the four requests share their prefix's rows
     assert '"role"' not in json.dumps(saved)
+
+
+def _changed(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What a journal line stores of ``after`` (as the session store computes it)."""
+    changed = {k: v for k, v in after.items() if before.get(k) != v}
+    return changed | {k: None for k in before.keys() - after.keys()}
+
+
+@pytest.mark.parametrize("drop", [0, 2], ids=["growing", "sliding"])
+def test_an_export_changes_by_what_the_request_added_not_by_the_window(drop: int) -> None:
+    cache = PrefixCache()
+    messages: list[dict[str, str]] = [SYSTEM]
+    exports = []
+    for n in range(400):
+        messages += [{"role": "user", "content": f"question {n} " * 20},
+                     {"role": "assistant", "content": f"answer {n} " * 20}]
+        if drop and len(messages) > 201:  # a sliding window: the oldest turn goes
+            del messages[1:1 + drop]
+        _probe(cache, messages, "o")
+        exports.append(json.loads(json.dumps(cache.export("o"))))
+    step = _changed(exports[-2], exports[-1])
+    added = [k for k, v in step.items() if k.startswith("r/") and v is not None]
+    assert len(added) == 2  # the turn's two new messages (and, sliding, two gone)
+    assert len([k for k in step if k.startswith("r/")]) == 2 + drop
+    assert len(step) < 30  # the conversation's entry, a few nodes per level added and gone
+    assert len(json.dumps(step)) < len(json.dumps(messages)) / 8
+    assert len(json.dumps(step)) < 2 * len(json.dumps(_changed(exports[48], exports[49])))
+    restored = PrefixCache()
+    restored.restore("p", exports[-1])
+    follow = [*messages, {"role": "user", "content": "one more"}]
+    assert _probe(restored, follow, "p") == _probe(cache, follow, "o") > 0
 
 
 def test_a_state_of_another_shape_starts_cold_with_a_warning(
@@ -104,6 +140,14 @@ def test_a_state_of_another_shape_starts_cold_with_a_warning(
     assert cache.export("o") is None
     cache.restore("o", {"k": {"version": 99}})
     assert _probe(cache, requests[1], "o") == 0
+    saved = cache.export("o")
+    assert saved is not None
+    row = next(k for k in saved if k.startswith("r/"))
+    saved[row] = [saved[row][0], saved[row][1] + " edited", saved[row][2]]  # not its key
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        cache.restore("o", saved)
+    assert "cold cache" in caplog.text and cache.export("o") is None
 
 
 def _session(tmp_path: Path, folder: str, runtime: Runtime) -> AgentSession:

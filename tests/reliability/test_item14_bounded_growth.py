@@ -123,3 +123,40 @@ def test_item14_a_journal_cut_anywhere_replays_to_a_whole_earlier_turn(
         assert 1 <= k <= turns and loaded["transcript"] == _state(k)["transcript"]
         resumed.save(_state(k + 1))  # the next append lands on a clean line
         assert load_state(path)["turns"] == k + 1
+
+
+WIDE = """
+apiVersion: mas/v1
+kind: Agent
+metadata: {name: wide}
+spec:
+  instructions: You are the long-session agent. Keep every code the user gives.
+  models: [{id: main, model: offline/default, context_window: 1000000, max_tokens: 200}]
+"""
+
+
+def test_item14_the_saved_prefix_cache_of_a_turn_does_not_grow_with_the_window(
+    tmp_path: Path,
+) -> None:
+    # The offline model's prefix cache is saved with each turn (provider_state). It
+    # remembers the last requests of the conversation whole; a window that never compacts
+    # holds the whole session, so a journal line storing those requests would grow with
+    # it. Content-addressed, a line holds only the nodes the turn added.
+    (tmp_path / "agent.yaml").write_text(textwrap.dedent(WIDE))
+    manifests = load_manifest_set([tmp_path / "agent.yaml"])
+    state = tmp_path / "run" / "session.json"
+    session = open_session(Runtime.create(), manifests.agents[0], manifests, state_path=state)
+    sizes: dict[int, int] = {}
+    for i in range(1, 321):
+        session.send(f"turn {i}: note that code C-{i} matters. " + "filler words " * 20)
+        lines = journal_path(state).read_bytes().splitlines() if journal_path(
+            state).exists() else []
+        last = json.loads(lines[-1]) if lines else None
+        if last is not None and last["turns"] == i:  # not a turn folded into the snapshot
+            sizes[i] = len(json.dumps(last["state"]["provider_state"]))
+    assert session.compactions == 0  # the window holds the whole session
+    early = sizes[min(t for t in sizes if t >= 50)]
+    late = max(sizes[t] for t in sizes if t > 300)
+    assert late <= 2 * early, (early, late)
+    session.compact_state()
+    assert load_state(state)["provider_state"]

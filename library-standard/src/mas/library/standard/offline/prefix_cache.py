@@ -25,9 +25,22 @@ sent is therefore forgotten with the turn itself: the replayed turn gets exactly
 it gets in an uninterrupted run (a real provider would remember the lost attempt for a
 few minutes and give the replay more). The export is keyed by conversation, not owner, so
 the new engine's fresh trace id still keeps concurrent sessions apart and keeps an earlier
-run in the process from warming a later one. The export has one entry per conversation
-so that the session's journal can store only the entries a turn changed. Nothing is
-written by this module: the session stores the export in its own folder.
+run in the process from warming a later one. Nothing is written by this module: the
+session stores the export in its own folder.
+
+**The export is content-addressed**, so that the session's journal, which stores only the
+entries that changed since its previous line, writes what a turn added and not the
+remembered requests again (each holds the whole window). A remembered request is a tree:
+its messages (*rows*, keyed by a digest of their content) cut into runs wherever a row's
+key falls on a boundary (one in :data:`FANOUT`), each run a node keyed by the digest of its
+children's keys, and those nodes cut the same way, up to one root. Where a run is cut
+depends only on the rows in it, so two requests that share a run of messages anywhere
+(the prefix a turn extends, the middle a sliding window keeps) share its nodes, and an
+unchanged node keeps its key from save to save: a turn that appends messages, or drops
+some at the front, or edits one in the middle, adds its new rows and about one node per
+level (logarithmic in the window). Each conversation's own entry is small: its requests as
+tool digest, tool tokens, root and length, and the conversation before it in recency.
+The keys are computed once per request, when it is remembered.
 """
 
 from __future__ import annotations
@@ -38,6 +51,8 @@ import logging
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
+from itertools import chain
 from typing import Any, NamedTuple
 
 from mas.library.standard.offline._text import content_text
@@ -46,8 +61,14 @@ from mas.runtime.protocols import Message
 
 log = logging.getLogger(__name__)
 
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2
 """Format of :meth:`PrefixCache.export`; another version is ignored on restore (cold)."""
+
+FANOUT = 8
+"""Expected children of a node of an exported request (see the module docstring)."""
+
+ROW, NODE, CONVERSATION = "r/", "n/", "c/"
+"""Key prefixes of an export's entries: a message, a node of a request, a conversation."""
 
 Row = tuple[str, str, int]
 """One message of a remembered request: digest of its JSON, its text, estimated tokens."""
@@ -62,6 +83,12 @@ class Snapshot(NamedTuple):
     """Estimated tokens of the tool schemas."""
     rows: tuple[Row, ...]
     """Per message: digest of its JSON, its text, its estimated tokens."""
+    keys: tuple[str, ...] = ()
+    """Per message, its key in an export (a digest of the row)."""
+    root: str | None = None
+    """The key of the request's root node in an export (``None``: no messages)."""
+    nodes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The request's nodes in an export: key and children's keys, the root last."""
 
 
 def _dumps(value: Any) -> str:
@@ -78,7 +105,37 @@ def snapshot(messages: list[Message], tools: list[dict[str, Any]] | None) -> Sna
         (_digest(_dumps(m)), content_text(m.get("content")), DEFAULT_ESTIMATOR.message(m))
         for m in messages
     )
-    return Snapshot(_digest(_dumps(tools or [])), DEFAULT_ESTIMATOR.tools(tools), rows)
+    return _keyed(_digest(_dumps(tools or [])), DEFAULT_ESTIMATOR.tools(tools), rows)
+
+
+def _keyed(tools: str, tool_tokens: int, rows: tuple[Row, ...]) -> Snapshot:
+    """The snapshot of these rows with its export keys (a function of the rows alone)."""
+    keys = tuple(ROW + _digest(f"{digest}\x1f{tokens}\x1f{text}") for digest, text, tokens in rows)
+    nodes: list[tuple[str, tuple[str, ...]]] = []
+    level = list(keys)
+    while level:
+        runs = list(_runs(level))
+        if len(runs) == len(level) > 1:
+            runs = [tuple(level)]  # no run got longer than one: one node, so levels shrink
+        level = []
+        for children in runs:
+            nodes.append((NODE + _digest("\x1f".join(children)), children))
+            level.append(nodes[-1][0])
+        if len(level) == 1:
+            break
+    return Snapshot(tools, tool_tokens, rows, keys, nodes[-1][0] if nodes else None,
+                    tuple(nodes))
+
+
+def _runs(keys: list[str]) -> Iterator[tuple[str, ...]]:
+    """``keys`` cut after each key on a boundary: where depends on the keys alone."""
+    start = 0
+    for end, key in enumerate(keys, 1):
+        if int(key[-4:], 16) % FANOUT == 0:
+            yield tuple(keys[start:end])
+            start = end
+    if start < len(keys):
+        yield tuple(keys[start:])
 
 
 def shared_tokens(new: Snapshot, old: Snapshot) -> int:
@@ -133,20 +190,36 @@ class PrefixCache:
     def export(self, session: str) -> dict[str, Any] | None:
         """The conversations of owner ``session`` as JSON-ready data (``None``: none).
 
-        One independent entry per conversation, so a saver can store only the entries
-        that changed (a turn touches one or two; a compaction that changes the first
-        message leaves the old conversation as it was). Each entry holds its rank among
-        the owner's conversations (least recently used first), its requests and their
-        texts, each text once; message JSON is kept only as digests, since only its
-        equality counts.
+        Independent entries, content-addressed (see the module docstring), so a saver
+        that stores only the entries that changed stores what the last turn added: its
+        new messages (``r/<key>``: digest of the message JSON, text, tokens), its new
+        nodes (``n/<key>``: the children's keys) and the small entry of its conversation
+        (``c/<conversation>``: the conversation before it in recency, least recently used
+        first, and its requests as tools digest, tool tokens, root key and length). An
+        entry no remembered request uses any more is left out. Message JSON is kept only
+        as digests, since only its equality counts.
         """
         with self._lock:
             mine = [(key[1], list(snaps)) for key, snaps in self._seen.items()
                     if key[0] == session]
         if not mine:
             return None
-        return {conversation: _entry(rank, snaps)
-                for rank, (conversation, snaps) in enumerate(mine)}
+        entries: dict[str, Any] = {}
+        after = None
+        for conversation, snaps in mine:
+            for snap in snaps:
+                if snap.root is None or snap.root in entries:
+                    continue  # no messages, or the same request twice
+                for key, row in zip(snap.keys, snap.rows, strict=True):
+                    entries.setdefault(key, list(row))
+                for key, children in snap.nodes:
+                    entries.setdefault(key, list(children))
+            entries[CONVERSATION + conversation] = {
+                "version": EXPORT_VERSION, "after": after,
+                "requests": [[snap.tools, snap.tool_tokens, snap.root, len(snap.rows)]
+                             for snap in snaps]}
+            after = CONVERSATION + conversation
+        return entries
 
     def restore(self, session: str, state: dict[str, Any] | None) -> None:
         """Make owner ``session``'s conversations exactly those of an :meth:`export`.
@@ -178,34 +251,60 @@ class PrefixCache:
             self._seen.popitem(last=False)
 
 
-def _entry(rank: int, snaps: list[Snapshot]) -> dict[str, Any]:
-    texts: dict[str, int] = {}
-    requests = [[snap.tools, snap.tool_tokens,
-                 [[digest, texts.setdefault(text, len(texts)), tokens]
-                  for digest, text, tokens in snap.rows]]
-                for snap in snaps]
-    return {"version": EXPORT_VERSION, "rank": rank, "texts": list(texts), "requests": requests}
-
-
 def _parse(state: dict[str, Any]) -> list[tuple[str, list[Snapshot]]]:
     """The conversations of an export, least recently used first; raises on anything not
-    in its shape."""
-    conversations = []
-    for conversation, entry in state.items():
-        if entry.get("version") != EXPORT_VERSION:
+    in its shape (and on a key that is not its content's digest)."""
+    conversations: dict[str, dict[str, Any]] = {}
+    children: dict[str, list[str]] = {}
+    rows: dict[str, Row] = {}
+    for key, entry in state.items():
+        if isinstance(entry, dict) and entry.get("version") != EXPORT_VERSION:
             raise ValueError(f"format version {entry.get('version')!r}, "
                              f"expected {EXPORT_VERSION}")
-        texts = [str(text) for text in entry["texts"]]
-        snaps = [Snapshot(str(tools), int(tool_tokens),
-                          tuple((str(digest), _text(texts, index), int(tokens))
-                                for digest, index, tokens in rows))
-                 for tools, tool_tokens, rows in entry["requests"]]
-        conversations.append((int(entry["rank"]), str(conversation), snaps))
-    return [(conversation, snaps) for _, conversation, snaps in sorted(conversations)]
+        if key.startswith(CONVERSATION) and isinstance(entry, dict):
+            conversations[key] = entry
+        elif key.startswith(NODE) and isinstance(entry, list):
+            children[key] = [str(child) for child in entry]
+        elif key.startswith(ROW) and isinstance(entry, list):
+            digest, text, tokens = entry
+            rows[key] = (str(digest), str(text), int(tokens))
+        else:
+            raise ValueError(f"unexpected entry {key[:40]!r}")
+    expanded: dict[str, tuple[Row, ...]] = {}
+
+    def expand(key: str, depth: int = 0) -> tuple[Row, ...]:
+        if key in rows:
+            return (rows[key],)
+        if key not in expanded:
+            if depth > 64:
+                raise ValueError("nodes nested too deep")
+            expanded[key] = tuple(chain.from_iterable(expand(child, depth + 1)
+                                                      for child in children[key]))
+        return expanded[key]
+
+    restored = []
+    for key in _recency(conversations):
+        snaps = []
+        for tools, tool_tokens, root, length in conversations[key]["requests"]:
+            snap = _keyed(str(tools), int(tool_tokens), expand(str(root)) if root else ())
+            if snap.root != root or len(snap.rows) != int(length):
+                raise ValueError(f"a request of {key[:40]!r} does not match its key")
+            snaps.append(snap)
+        restored.append((key[len(CONVERSATION):], snaps))
+    return restored
 
 
-def _text(texts: list[str], index: Any) -> str:
-    position = int(index)
-    if not 0 <= position < len(texts):
-        raise IndexError(f"text {position} of {len(texts)}")
-    return texts[position]
+def _recency(conversations: dict[str, dict[str, Any]]) -> list[str]:
+    """The conversations' keys in the order their ``after`` links give."""
+    following: dict[Any, str] = {}
+    for key, entry in conversations.items():
+        after = entry["after"]
+        if after in following or (after is not None and after not in conversations):
+            raise ValueError(f"conversation {key[:40]!r} follows {str(after)[:40]!r}")
+        following[after] = key
+    order: list[str] = []
+    while (after := order[-1] if order else None) in following:
+        order.append(following[after])
+    if len(order) != len(conversations):
+        raise ValueError("conversations out of order")
+    return order
