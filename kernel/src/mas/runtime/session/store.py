@@ -17,12 +17,12 @@ The history window is journaled against the transcript: it is the transcript's t
 from the first message not folded away, with the tool results pruning replaced, so a line
 holds where the window starts and those replacements, not the window again.
 
-``provider_state`` (per provider, a mapping of independent entries: the offline model's
-simulated prefix cache, one entry per conversation) is journaled like the transcript: a
-line holds only the entries that changed since the line before (``None`` for one that
-went), and replay merges them. A turn touches one or two conversations, while the ones a
-compaction left behind stay as they were; writing them all every turn would make saving
-grow with the session.
+``provider_state`` (per provider, a mapping of independent entries) is journaled like
+the transcript: a line holds only the entries that changed since the line before
+(``None`` for one that went), and replay merges them. The offline model's simulated
+prefix cache exports content-addressed entries (each message once, tree nodes over them,
+a small entry per conversation), so a turn changes its new messages, a few nodes and its
+conversation's entry, however long the window or the session.
 """
 
 from __future__ import annotations
