@@ -174,11 +174,12 @@ class SummarisingContextManager(FoldingManager):
         limit = budget.history_hard_limit
         self._prune_phases(history, budget, session_id)
         target = min(self._threshold(boundary), limit)
-        estimated = self.managed_tokens(history)
+        current = self.view(history)  # a HistoryView: no copy, and its tokens are the estimate
+        estimated = current.tokens
         if estimated <= target or limit <= 0:
             # With no room for history at all (the current turn fills the request), a
             # summary could not be sent either: folding now would only spend a call.
-            return self.view(history)
+            return current
         start = self.live_start(history)
         room = self._summary_room(boundary, limit)
         recent = self._recent_start(history, start, self._tail_cap(boundary, limit, room))
@@ -186,7 +187,7 @@ class SummarisingContextManager(FoldingManager):
         protect = min(recent, self.pruner.protected_from(history, start))
         prunable = self.pruner.candidates(history, start, protect)
         if fold_end is None and not prunable:
-            return self.view(history)  # nothing to do; the final trim holds the budget
+            return current  # nothing to do; the final trim holds the budget
         return self._compact(
             history,
             budget,
