@@ -413,11 +413,8 @@ class Engine:
                 if recovery == MAX_WINDOW_RETRIES or not shrunk.cut_chars:
                     raise
                 self._charge_budget(purpose)
-                # A judge that read a cut transcript gave a degraded vote; a summary or a
-                # turn re-sized this way is recovered, and still counted.
-                self.degradation.add(
-                    "judge_truncations" if purpose == "judge" else "window_overflows_recovered",
-                    reason=f"{purpose} request to {model}: {exc.requested or '?'} tokens for a "
+                self._count_cut(
+                    purpose, f"{purpose} request to {model}: {exc.requested or '?'} tokens for a "
                     f"window of {exc.window or '?'}; cut {shrunk.cut_chars} characters from "
                     f"{shrunk.cut_messages} message(s) and retried",
                 )
@@ -445,14 +442,19 @@ class Engine:
         if not fitted.shrunk.cut_chars:
             return messages, 0
         # Counted as the refused-then-cut request is: it is the same cut, made one call
-        # earlier. A judge that reads a cut transcript gives a degraded vote.
+        # earlier.
         reason = fitted.reason(purpose, model, window, reserve)
         log.info("%s", reason)
+        self._count_cut(purpose, reason)
+        return fitted.shrunk.messages, fitted.shrunk.cut_chars
+
+    def _count_cut(self, purpose: str, reason: str) -> None:
+        """Count a request cut to fit its window. A judge that read a cut transcript gave a
+        degraded vote; a summary or turn cut this way is recovered, and still counted."""
         self.degradation.add(
             "judge_truncations" if purpose == "judge" else "window_overflows_recovered",
             reason=reason,
         )
-        return fitted.shrunk.messages, fitted.shrunk.cut_chars
 
     def _request(
         self,
