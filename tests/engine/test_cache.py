@@ -6,6 +6,7 @@ import copy
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -91,6 +92,15 @@ def test_store_round_trip_and_persistence(tmp_path: Path):
     assert mode == "wal"
 
 
+def run_threads(target: Any, count: int) -> None:
+    """Run ``target(n)`` for n in range(count), each on its own thread, and wait for all."""
+    threads = [threading.Thread(target=target, args=(n,)) for n in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def test_two_handles_and_many_threads_share_one_file(tmp_path: Path):
     path = tmp_path / "cache.sqlite"
     first, second = ResponseCache(path), ResponseCache(path)
@@ -105,11 +115,7 @@ def test_two_handles_and_many_threads_share_one_file(tmp_path: Path):
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(work, 8)
     assert errors == []
     assert len(first) == len(second) == 160
     assert second.get("3-7") == ModelReply("r3-7", cost=0.0, cache_hit=True)
@@ -133,11 +139,7 @@ def test_sessions_that_open_a_new_cache_file_together_all_get_it(tmp_path: Path)
             except BaseException as exc:  # noqa: BLE001 - reported below
                 errors.append(exc)
 
-        threads = [threading.Thread(target=open_and_use, args=(n,)) for n in range(6)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        run_threads(open_and_use, 6)
         assert errors == []
         with ResponseCache(path) as cache:
             assert len(cache) == 6
