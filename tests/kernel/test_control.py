@@ -116,7 +116,7 @@ def test_application_errors_have_codes_and_data(client: StdioClient) -> None:
         ('{"jsonrpc": "2.0", "method": "inspect_context", "params": {"session_id": 3}, "id": 1}', INVALID_PARAMS, "session_id: must be a str (got 3)"),
         ('{"jsonrpc": "2.0", "method": "inspect_context", "params": {"sid": "x"}, "id": 1}', INVALID_PARAMS, "sid: unknown"),
         ('{"jsonrpc": "2.0", "method": "inspect_context", "params": ["a", "b"], "id": 1}', INVALID_PARAMS, "at most 1"),
-        ('{"jsonrpc": "2.0", "method": "list_sessions", "params": "x", "id": 1}', INVALID_PARAMS, "object or array"),
+        ('{"jsonrpc": "2.0", "method": "list_sessions", "params": "x", "id": 1}', INVALID_REQUEST, "params must be an object or array"),
     ],
 )
 def test_protocol_errors_use_the_standard_codes(client: StdioClient, line: str, code: int, text: str) -> None:
@@ -125,7 +125,35 @@ def test_protocol_errors_use_the_standard_codes(client: StdioClient, line: str, 
     assert reply["jsonrpc"] == "2.0" and reply["error"]["code"] == code, reply
     assert text in reply["error"]["message"]
     # A request whose id could be read is answered under that id; otherwise under null.
-    assert reply["id"] == (1 if code in (METHOD_NOT_FOUND, INVALID_PARAMS) or "jsonrpc must" in text or "method 5" in text else None)
+    unread = code == PARSE_ERROR or text in ("empty batch", "not an object", "id [1]")
+    assert reply["id"] == (None if unread else 1)
+
+
+def test_the_specifications_examples_of_invalid_requests(client: StdioClient) -> None:
+    # Section 7 of the JSON-RPC 2.0 specification: an object that is not a valid Request is
+    # answered with -32600 under id null even without an id; only a valid Request without
+    # an id is a notification, which gets nothing back.
+    invalid = {"code": INVALID_REQUEST}
+    client.send_line('{"jsonrpc": "2.0", "method": 1, "params": "bar"}')
+    assert _code(client.read_reply()) == (invalid, None)
+    client.send_line('{"foo": "boo"}')
+    assert _code(client.read_reply()) == (invalid, None)
+    client.send_line(json.dumps([
+        {"jsonrpc": "2.0", "method": "list_sessions", "id": "1"},
+        {"jsonrpc": "2.0", "method": "notify_hello", "params": [7]},
+        {"foo": "boo"},
+        {"jsonrpc": "2.0", "method": "list_sessions", "params": 5},
+    ]))
+    first, *errors = client.read_reply()
+    assert first["id"] == "1" and "sessions" in first["result"]
+    assert [_code(e) for e in errors] == [(invalid, None), (invalid, None)]
+    client.send_line(json.dumps([{"jsonrpc": "2.0", "method": "notify_sum", "params": [1, 2]},
+                                 {"jsonrpc": "2.0", "method": "notify_hello", "params": [7]}]))
+    assert client.call("list_sessions")["unreadable"] == []  # the notification batch got nothing
+
+
+def _code(reply: dict[str, Any]) -> tuple[dict[str, int], Any]:
+    return {"code": reply["error"]["code"]}, reply["id"]
 
 
 def test_invalid_utf8_is_a_parse_error_not_a_crash(client: StdioClient) -> None:
@@ -211,12 +239,19 @@ _REQUESTS = st.fixed_dictionaries(
 )
 
 
+def _notification(message: Any) -> bool:
+    # A valid Request object without an id; anything else that is not one is answered.
+    return (isinstance(message, dict) and "id" not in message and message.get("jsonrpc") == "2.0"
+            and isinstance(message.get("method"), str)
+            and (message.get("params") is None or isinstance(message["params"], (list, dict))))
+
+
 @given(message=st.one_of(_JSON, _REQUESTS, st.lists(_REQUESTS | _JSON, max_size=4)))
 def test_every_reply_is_well_formed(message: Any) -> None:
     tree = SessionTree(Path("/nonexistent-runs-root"))
     reply = Dispatcher(tree.methods()).handle(message)
     requests = message if isinstance(message, list) and message else [message]
-    expected = [m for m in requests if not (isinstance(m, dict) and "id" not in m)]
+    expected = [m for m in requests if not _notification(m)]
     if not expected:
         assert reply is None  # notifications only: nothing at all goes back
         return

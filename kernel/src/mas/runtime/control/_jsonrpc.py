@@ -112,26 +112,25 @@ class Dispatcher:
         # An id that is not a string, number or null cannot be echoed back as this request's.
         if isinstance(ident, bool) or not isinstance(ident, (str, int, float, type(None))):
             return _error_reply(None, RpcError(INVALID_REQUEST, f"Invalid Request: id {ident!r}"))
+        try:
+            name, params = _parse(request)
+        except RpcError as exc:
+            # Only a valid Request object without an id is a notification: anything else is
+            # answered, under null when it has no id (the specification's own examples).
+            return _error_reply(ident, exc)
         notification = "id" not in request
         try:
-            result = self._call(request)
+            method = self._method(name)
+            result = method.handler(**bind_params(method, params))
         except RpcError as exc:
             return None if notification else _error_reply(ident, exc)
         except Exception as exc:  # a bug in a handler must not end the session
-            log.exception("control method %r failed", request.get("method"))
+            log.exception("control method %r failed", name)
             error = RpcError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}")
             return None if notification else _error_reply(ident, error)
         return None if notification else {"jsonrpc": VERSION, "result": result, "id": ident}
 
-    def _call(self, request: dict[str, Any]) -> Any:
-        if request.get("jsonrpc") != VERSION:
-            found = request.get("jsonrpc")
-            raise RpcError(
-                INVALID_REQUEST, f'Invalid Request: jsonrpc must be "2.0" (got {found!r})'
-            )
-        name = request.get("method")
-        if not isinstance(name, str):
-            raise RpcError(INVALID_REQUEST, f"Invalid Request: method {name!r}")
+    def _method(self, name: str) -> Method:
         method = self.methods.get(name)
         if method is None:
             raise RpcError(
@@ -139,10 +138,29 @@ class Dispatcher:
                 f"Method not found: {name!r}",
                 {"methods": sorted(self.methods)},
             )
-        return method.handler(**bind_params(method, request.get("params")))
+        return method
 
 
-def bind_params(method: Method, raw: Any) -> dict[str, Any]:
+def _parse(request: dict[str, Any]) -> tuple[str, list[Any] | dict[str, Any] | None]:
+    """The method name and params of a valid Request object.
+
+    :raises RpcError: ``-32600``: ``jsonrpc``, ``method`` or ``params`` is of the wrong kind.
+    """
+    if request.get("jsonrpc") != VERSION:
+        found = request.get("jsonrpc")
+        raise RpcError(INVALID_REQUEST, f'Invalid Request: jsonrpc must be "2.0" (got {found!r})')
+    name = request.get("method")
+    if not isinstance(name, str):
+        raise RpcError(INVALID_REQUEST, f"Invalid Request: method {name!r}")
+    params = request.get("params")
+    if params is not None and not isinstance(params, (list, dict)):
+        raise RpcError(
+            INVALID_REQUEST, f"Invalid Request: params must be an object or array (got {params!r})"
+        )
+    return name, params
+
+
+def bind_params(method: Method, raw: list[Any] | dict[str, Any] | None) -> dict[str, Any]:
     """Keyword arguments for ``method`` from a by-name object or a by-position array.
 
     :raises RpcError: ``-32602`` naming the parameter and the value that is wrong.
@@ -156,12 +174,8 @@ def bind_params(method: Method, raw: Any) -> dict[str, Any]:
                 INVALID_PARAMS, f"Invalid params: {method.name} takes at most {len(names)}"
             )
         given = dict(zip(names, raw, strict=False))  # trailing optional params may be left out
-    elif isinstance(raw, dict):
-        given = raw
     else:
-        raise RpcError(
-            INVALID_PARAMS, f"Invalid params: params must be an object or array (got {raw!r})"
-        )
+        given = raw
     unknown = sorted(set(given) - set(names))
     if unknown:
         raise RpcError(INVALID_PARAMS, f"Invalid params: {unknown[0]}: unknown; expected {names}")
