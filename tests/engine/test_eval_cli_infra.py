@@ -84,3 +84,19 @@ def test_eval_infra_must_be_an_infra_manifest(tmp_path: Path) -> None:
     result = _invoke(str(_run_folder(tmp_path / "run")), "--infra", str(bad), "-m", "tokens")
     assert result.exit_code == 2
     assert "spec.generation.timeout" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", ["eval", "run", "compile", "validate"])
+def test_eval_infra_of_another_kind_is_refused(command: str, mas_ctl: Any, tmp_path: Path) -> None:
+    # An Agent given as --infra was left unread by eval (judge calls went out without the
+    # deployment meant) and loaded as a second agent by run; every command refuses it.
+    agent = tmp_path / "agent.yaml"
+    agent.write_text("apiVersion: mas/v1\nkind: Agent\nmetadata: {name: a}\n"
+                     "spec: {models: [{id: main, model: offline/default}]}\n")
+    turns = tmp_path / "turns.jsonl"
+    turns.write_text('"Hello"\n')
+    first = {"eval": [str(_run_folder(tmp_path / "run")), "-m", "tokens"],
+             "run": [str(agent), "--input", str(turns), "--out", str(tmp_path / "out")]}
+    result = mas_ctl(command, *first.get(command, [str(agent)]), "--infra", agent)
+    assert result.code == 2
+    assert result.err.strip() == f"{agent}: kind: --infra takes an Infra manifest (got 'Agent')"

@@ -102,7 +102,9 @@ def load_manifest_set(
     :raises ManifestError: one problem per thing wrong, across all files.
     """
     problems: list[Problem] = []
-    documents = _read_all([*files, *overlays, *([infra] if infra else [])], problems)
+    documents = _read_all([*files, *overlays], problems)
+    if infra is not None:
+        documents.extend(_infra_documents(infra, problems))
     result = ManifestSet(config=_load_config(config, problems))
     overlay_pairs = [
         (overlay, doc)
@@ -163,6 +165,18 @@ def _read_all(paths: list[Path], problems: list[Problem]) -> list[RawDocument]:
             )
     known = {*DOCUMENT_KINDS, "experiment"}
     return [doc for doc in documents if isinstance(doc.data, dict) and doc.kind in known]
+
+
+def _infra_documents(path: Path, problems: list[Problem]) -> list[RawDocument]:
+    """The documents of an ``--infra`` file, every one of which must be an Infra: an Agent
+    passed there by mistake would otherwise be loaded as a second agent (``run``) or be
+    left unread while judge calls go out without the deployment the user meant (``eval``)."""
+    documents = _read_all([path], problems)
+    for doc in documents:
+        if doc.kind != "Infra":
+            problems.append(Problem(doc.source, "kind", "--infra takes an Infra manifest",
+                                    doc.kind, True))
+    return [doc for doc in documents if doc.kind == "Infra"]
 
 
 def _validate(model: type[BaseModel], doc: RawDocument, problems: list[Problem]) -> Any:
