@@ -57,6 +57,18 @@ def test_the_window_fallback_emits_a_warning_event() -> None:
     assert "fallback" in warning.data["message"] and "context_window" in warning.data["message"]
 
 
+def test_the_window_fallback_warning_names_the_documented_window_when_calibrated() -> None:
+    # A session passes the fallback scaled by calibration; the warning used to call that
+    # scaled figure (127,504) "the fallback", which is not the documented 128,000.
+    cm, rec = bound({"type": "stack"})
+    prepare_request(cm=cm, history=History(), current_input={"role": "user", "content": "hi"},
+                    window=127_504, window_source="fallback (calibrated x1.004)",
+                    runtime=rec.runtime)
+    [warning] = rec.of("warning")
+    assert "using the 128,000-token fallback (127,504 in force);" in \
+        warning.data["message"]
+
+
 def test_context_assembled_carries_reserve_source_margin_retrigger_and_trigger_source() -> None:
     cm, rec = bound({"type": "summarising"})
     prepare_request(cm=cm, history=History(), current_input={"role": "user", "content": "hi"},

@@ -149,9 +149,11 @@ class ContextBudget:
         if window is None:
             window_source = "fallback"
         if window_source.startswith("fallback"):
-            # Also when a resolver already chose the fallback: the user should hear of it.
+            # Also when a resolver already chose the fallback: the user should hear of it,
+            # with the documented figure (calibration may scale the window in force).
+            scaled = f" ({window:,} in force)" if window not in (None, DEFAULT_WINDOW) else ""
             warnings.append(
-                f"context window unknown: using the {window or DEFAULT_WINDOW:,} fallback; "
+                f"context window unknown: using the {DEFAULT_WINDOW:,}-token fallback{scaled}; "
                 "set spec.models[].context_window or infra generation.context_window"
             )
         if reserve is None:
