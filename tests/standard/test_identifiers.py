@@ -144,12 +144,15 @@ def test_the_summary_is_written_from_the_originals_not_the_pruned_text() -> None
     assert h.original(2)["content"] == big
 
 
-def test_user_instructions_govern_update_summaries_too() -> None:
-    """Issue 12, item 2: the update step wraps the user's instructions, never replaces them."""
+@pytest.mark.parametrize("request_mode", ["standalone", "replay"])
+def test_user_instructions_govern_update_summaries_too(request_mode: str) -> None:
+    """Issue 12, item 2: the update step wraps the user's instructions, never replaces them
+    (in both request shapes: the instruction is the system prompt, or replay's last turn)."""
     cm, _ = summarising(
         identifier_check="off",
         summarizer={"type": "llm", "params": {"instructions": "Write in French.",
-                                              "context_window": 100_000}},
+                                              "context_window": 100_000,
+                                              "request_mode": request_mode}},
     )
     engine = EngineDouble()
     h = history()
@@ -160,7 +163,8 @@ def test_user_instructions_govern_update_summaries_too() -> None:
         {"role": "assistant", "content": "ok"})])
     cm.manage_history(h, budget(cm), engine=engine)
     assert len(engine.calls) == 2
-    update_prompt = engine.calls[1]["messages"][0]["content"]
+    update = engine.calls[1]["messages"]
+    update_prompt = (update[0] if request_mode == "standalone" else update[-1])["content"]
     assert "Write in French." in update_prompt and "existing summary" in update_prompt.lower()
 
 
