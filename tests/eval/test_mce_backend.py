@@ -209,6 +209,30 @@ def test_mas_ctl_eval_backend_mce(kit: SimpleNamespace, tmp_path: Path,
 
 
 @needs_mce
+def test_backend_mce_rescores_what_the_native_backend_filed(kit: SimpleNamespace, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # The lab's eval step files the stock ids natively; `eval --backend mce` over those
+    # sessions must not keep the native values under MCE's name.
+    folder = kit.write_run(tmp_path / "runs" / "one", messages=SESSION,
+                           final_answer=SESSION[-1]["content"])
+    monkeypatch.setenv("MAS_MCE_PYTHON", str(MCE_PYTHON))
+    args = [str(folder), "--model", "offline/default", "-m", "GoalSuccessRate", "-m", "LLMCalls"]
+    backends: list[dict[str, str]] = []
+    outputs: list[str] = []
+    for extra in ([], ["--backend", "mce"], ["--backend", "mce"], ["--backend", "native"]):
+        result = CliRunner().invoke(eval_cli.eval_command, [*args, *extra])
+        assert result.exit_code == 0, result.output
+        metrics = kit.read_metrics(folder)["metrics"]
+        backends.append({k: v["detail"]["backend"] for k, v in metrics.items()})
+        outputs.append(result.output)
+    assert backends == [{"GoalSuccessRate": "native", "LLMCalls": "native"},
+                        {"GoalSuccessRate": "mce", "LLMCalls": "native"},
+                        {"GoalSuccessRate": "mce", "LLMCalls": "native"},
+                        {"GoalSuccessRate": "native", "LLMCalls": "native"}]
+    assert ": 1 metric(s)" in outputs[1] and "already scored" in outputs[2]
+
+
+@needs_mce
 def test_the_backend_mce_example_runs_as_documented(runtime: Runtime, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     from mas.library.lab import run_experiment

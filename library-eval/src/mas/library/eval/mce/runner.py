@@ -8,7 +8,8 @@ A lab ``eval_mce`` step is one call::
     step_metadata.update(report.metadata)   # judge_model, judge_model_source, ...
 
 Re-scoring never re-runs an agent: it reads the stored record. A run whose metrics.json
-already holds every requested id is skipped unless ``overwrite``; missing ids are added.
+already holds every requested id is skipped unless ``overwrite``; missing ids are added,
+and so are stock ids that the other backend computed.
 """
 
 from __future__ import annotations
@@ -146,7 +147,8 @@ def evaluate_runs(
             metadata.update(mce_version=mce.mce_version, mce_versions=mce.versions)
             log.info("MCE backend: worker %s, metrics-computation-engine %s", mce.python,
                      mce.mce_version)
-        outcomes = [_score_path(Path(path), metrics, jury, jury_error, config.overwrite, mce)
+        outcomes = [_score_path(Path(path), metrics, jury, jury_error, config.overwrite, mce,
+                                backend=config.backend)
                     for path in run_dirs]
     metadata["metrics"] = [metric.id for metric in metrics]
     for status in ("scored", "skipped", "failed"):
@@ -156,7 +158,7 @@ def evaluate_runs(
 
 def _score_path(
     path: Path, metrics: list[Metric], jury: Jury | None, jury_error: str | None, overwrite: bool,
-    mce: MceWorker | None = None,
+    mce: MceWorker | None = None, *, backend: str = "native",
 ) -> RunOutcome:
     try:
         run = load_run(path)
@@ -164,7 +166,8 @@ def _score_path(
     except RunFolderError as exc:
         log.error("%s", exc)
         return RunOutcome(path, "failed", error=str(exc))
-    todo = [m for m in metrics if overwrite or existing is None or m.id not in existing.metrics]
+    todo = [m for m in metrics if overwrite or existing is None or m.id not in existing.metrics
+            or (jury is not None and _filed_by_other_backend(existing.metrics[m.id], m, backend))]
     if existing is not None and not todo:
         return RunOutcome(path, "skipped", quality=existing.run_quality())
     record = existing or MetricsFile(run.session_id, run.agent, run.model)
@@ -176,6 +179,16 @@ def _score_path(
         record.judge = jury_metadata(jury)
     record.write(path)
     return RunOutcome(path, "scored", [m.id for m in todo], record.run_quality())
+
+
+def _filed_by_other_backend(record: dict[str, Any], metric: Metric, backend: str) -> bool:
+    """Whether a stored stock id was computed by the backend not asked for now.
+
+    Asking for ``--backend mce`` over runs the lab scored natively must not keep the native
+    values under MCE's name; only ``backend`` decides the stock ids, the rest are native.
+    """
+    wanted = backend if metric.id in MCE_IDS else "native"
+    return bool((record.get("detail") or {}).get("backend", "native") != wanted)
 
 
 def _existing(run: SessionRun, overwrite: bool) -> MetricsFile | None:
