@@ -53,11 +53,16 @@ class HardClearParams(BaseModel):
 
 
 class PruningParams(BaseModel):
-    """``pruning``: how old tool results are shrunk before any summarizer call."""
+    """``pruning``: how old tool results are shrunk, on every request at the fill ratios
+    and, when a compaction starts, before any summarizer call."""
 
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = Field(default=True, description="Prune before summarizing.")
+    enabled: bool = Field(
+        default=True,
+        description="Prune old tool results: on every request at the fill ratios, and when "
+        "a compaction starts.",
+    )
     max_result_chars: int | None = Field(
         default=8192,
         ge=1,
