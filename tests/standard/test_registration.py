@@ -142,7 +142,8 @@ def test_other_strategies_bind_with_their_defaults(binder) -> None:
         ),
         (
             {"type": "summarising", "params": {"trigger": {"type": "token_ratio", "value": 1.5}}},
-            "spec.context_manager.params.trigger: Value error, token_ratio value must be in (0, 1]",
+            "spec.context_manager.params.trigger.value: Value error, token_ratio value must be in "
+            "(0, 1] (got 1.5)",
         ),
         (
             {"type": "summarising", "params": {"trimmer": {"safety_margin_ratio": 1.2}}},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from mas.runtime.context import BudgetSettings, Trigger
 from mas.runtime.protocols import ArchiveSettings
@@ -41,14 +41,17 @@ class TriggerParams(BaseModel):
     )
     value: float = Field(description="The ratio (0 < value <= 1) or the token count (>= 0).")
 
-    @model_validator(mode="after")
-    def _check_range(self) -> TriggerParams:
-        if self.type == "token_ratio" and not 0 < self.value <= 1:
-            raise ValueError(f"token_ratio value must be in (0, 1] (got {self.value})")
-        if self.type == "remaining_tokens" and not 0 <= self.value <= MAX_CONTEXT_WINDOW:
+    @field_validator("value")
+    @classmethod
+    def _check_range(cls, value: float, info: ValidationInfo) -> float:
+        # On the field, so the one-line error names trigger.value and its value once.
+        kind = info.data.get("type")
+        if kind == "token_ratio" and not 0 < value <= 1:
+            raise ValueError("token_ratio value must be in (0, 1]")
+        if kind == "remaining_tokens" and not 0 <= value <= MAX_CONTEXT_WINDOW:
             raise ValueError(f"remaining_tokens value must be in [0, {MAX_CONTEXT_WINDOW:,}] "
-                             f"and below the window (got {self.value})")
-        return self
+                             "and below the window")
+        return value
 
     def to_trigger(self) -> Trigger:
         """The kernel's :class:`~mas.runtime.context.Trigger`."""
