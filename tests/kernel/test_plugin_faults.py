@@ -1,9 +1,9 @@
 """One faulty plugin never takes mas-ctl down; params a plugin rejects (issue 14, items 1, 2, 4).
 
-Each fault kind is a real installed distribution: a package plus a ``.dist-info`` with
-its entry point, put on ``PYTHONPATH`` of a ``mas-ctl`` subprocess, so discovery goes
-through importlib.metadata exactly as for a pip-installed plugin and the shared venv is
-never touched.
+Each fault kind is a real distribution, built and installed by pip (``--target``) into a
+folder put on ``PYTHONPATH`` of a ``mas-ctl`` subprocess: discovery goes through the
+``.dist-info`` pip wrote, exactly as for a plugin in a venv, and the shared venv is never
+touched.
 """
 
 from __future__ import annotations
@@ -81,18 +81,31 @@ FAULTS = {
 
 
 def install_faulty(site: Path, name: str, source: str) -> Path:
-    """Install distribution ``mas-faulty-<name>`` 1.0 with entry point ``faulty`` into ``site``."""
-    package = site / f"faulty_{name}"
+    """pip-install distribution ``mas-faulty-<name>`` 1.0, entry point ``faulty``, into ``site``.
+
+    The package is a source tree with a pyproject.toml, built and installed by pip as a
+    plugin author's would be (offline: no index, no build isolation). Returns the
+    installed ``plugin.py``.
+    """
+    project = site / f"source-of-{name}"  # a dashed name: never importable from ``site``
+    package = project / "src" / f"faulty_{name}"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "plugin.py").write_text(source)
-    info = site / f"mas_faulty_{name}-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: mas-faulty-{name}\nVersion: 1.0\n"
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
+        f'[project]\nname = "mas-faulty-{name}"\nversion = "1.0"\n'
+        f'[project.entry-points.mas]\nfaulty = "faulty_{name}.plugin"\n'
     )
-    (info / "entry_points.txt").write_text(f"[mas]\nfaulty = faulty_{name}.plugin\n")
-    return package / "plugin.py"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+         "--no-build-isolation", "--no-compile", "--target", str(site), str(project)],
+        check=True, capture_output=True, timeout=120,
+        env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"),
+    )
+    installed = site / f"faulty_{name}" / "plugin.py"
+    assert installed.read_text() == source
+    return installed
 
 
 def mas_ctl(site: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
