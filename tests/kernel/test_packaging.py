@@ -168,6 +168,23 @@ def test_a_library_without_the_kernel_names_the_kernel(
     )
 
 
+@pytest.mark.slow
+def test_the_lab_without_the_jury_names_mas_library_eval(
+    wheels: dict[str, Path], third_party: Path, tmp_path: Path
+) -> None:
+    python = fresh_venv(tmp_path / "venv", third_party, wheels["mas-runtime"], wheels["mas-library-lab"])
+    listed = run_in(python, "-m", "mas.runtime", "plugins", cwd=tmp_path)
+    assert listed.returncode == 1
+    [failure] = json.loads(listed.stdout)["failed"]
+    assert failure["distribution"] == "mas-library-lab"
+    assert failure["error"].endswith(
+        "ModuleNotFoundError: mas-library-lab needs mas-library-eval (the MCE jury its "
+        "eval_mce step runs), which is not installed; from a mas-lab checkout: "
+        "pip install -r requirements.txt"
+    )
+    assert "Traceback" not in listed.stderr
+
+
 def test_root_pip_install_resolves_the_four_from_their_folders(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     done = subprocess.run(
