@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
+import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mas.library.standard.offline import DONT_KNOW, NOTHING_TO_KEEP, respond
+from mas.library.standard.offline._rules import clause_around
 
 SYSTEM = {"role": "system", "content": "You are a support agent."}
 TOOLS = [{"type": "function", "function": {
@@ -265,3 +270,27 @@ def test_enumerated_filler_collapses_and_identifiers_outlive_it():
     assert text.startswith("- My order id is ORD-7781.")
     assert "Detail 1:" not in text  # same template as "Detail 0: ..." of the same topic
     assert len(text) <= 240
+
+
+# The clause finder offline/mini quotes with: it must pick exactly what a regular
+# expression with a clause on either side of the identifier picks, without its
+# scan from every start position (a long session's summary took seconds).
+_CLAUSE = r'(?:[^".\[\]{}\n]|\.(?=\S))*'
+_TEXT = st.text(alphabet='ab .-"[]{}\n\t\u2003', max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(_TEXT, min_size=1, max_size=5), identifier=st.text("ab.-", max_size=4))
+def test_clause_around_picks_what_the_clause_regex_picks(pieces: list[str], identifier: str) -> None:
+    material = identifier.join(pieces)
+    found = re.search(_CLAUSE + re.escape(identifier) + _CLAUSE, material)
+    assert clause_around(material, identifier) == (found.group(0) if found else None)
+
+
+def test_clause_around_stays_fast_on_a_long_session() -> None:
+    material = " ".join(f"Room R-{i} is booked for the afternoon sync." for i in range(4000))
+    started = time.perf_counter()
+    for i in range(3980, 4000):
+        assert clause_around(material, f"R-{i}") == f" Room R-{i} is booked for the afternoon sync"
+    assert clause_around(material, "R-99999") is None
+    assert time.perf_counter() - started < 0.5  # the regex: about 0.1 s per identifier here

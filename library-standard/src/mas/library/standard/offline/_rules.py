@@ -308,8 +308,40 @@ _MUST_QUOTE = re.compile(
 )
 
 
-_CLAUSE = r'(?:[^".\[\]{}\n]|\.(?=\S))*'
-"""Characters of one clause: no quote, bracket or newline, no full stop ending a sentence."""
+_NOT_CLAUSE = frozenset('"[]{}\n')
+"""Characters that end a clause, besides a full stop ending a sentence."""
+
+
+def _in_clause(text: str, index: int) -> bool:
+    """Whether ``text[index]`` belongs to a clause: no quote, bracket or newline, and a
+    full stop only inside a token (followed by a non-space)."""
+    char = text[index]
+    if char == ".":
+        return index + 1 < len(text) and not text[index + 1].isspace()
+    return char not in _NOT_CLAUSE
+
+
+def clause_around(material: str, identifier: str) -> str | None:
+    """The clause of ``material`` around the first occurrence of ``identifier`` (through
+    the last occurrence the same clause holds), or ``None`` when it does not occur.
+
+    A scan out from ``str.find``: a regular expression with a clause on either side of the
+    identifier tries every start position over the whole material, which made each
+    summary of a long session cost seconds.
+    """
+    first = material.find(identifier)
+    if first < 0:
+        return None
+    start = first
+    while start > 0 and _in_clause(material, start - 1):
+        start -= 1
+    run_end = first
+    while run_end < len(material) and _in_clause(material, run_end):
+        run_end += 1
+    stop = material.rfind(identifier, first, run_end + len(identifier)) + len(identifier)
+    while stop < len(material) and _in_clause(material, stop):
+        stop += 1
+    return material[start:stop]
 
 
 def summarize_lossy(messages: list[Message], max_tokens: int | None) -> Answer:
@@ -333,8 +365,8 @@ def summarize_lossy(messages: list[Message], max_tokens: int | None) -> Answer:
     material = " ".join(message_text(m) for m in messages if m.get("role") == "user")
     for identifier in wanted[: (len(wanted) + 1) // 2]:
         # The clause around the identifier, without the JSON framing of the input.
-        found = re.search(_CLAUSE + re.escape(identifier) + _CLAUSE, material)
-        quoted.append(" ".join(found.group(0).split()) if found else identifier)
+        clause = clause_around(material, identifier)
+        quoted.append(" ".join(clause.split()) if clause is not None else identifier)
     if quoted:
         text += "\nKey references: " + " ".join(q.rstrip(".") + "." for q in quoted)
     return Answer(text, rule="summary")
