@@ -296,6 +296,23 @@ def test_a_plugin_missing_on_the_cluster_is_named_before_any_session(cluster: st
         check_cluster(ray, here, cpus=4)
 
 
+def test_a_plugin_disabled_on_a_node_is_missing_from_its_answer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A node whose Ray processes start with MAS_DISABLE_PLUGINS does not load that plugin:
+    # the start check must hear it as missing, not as present.
+    from mas.library.lab.executors._ray_worker import worker_runtime
+
+    here = plugin_inventory()
+    assert "keyword_summarizer" in here  # a fixture plugin of `make test`
+    monkeypatch.setenv("MAS_DISABLE_PLUGINS", "keyword_summarizer")
+    worker_runtime.cache_clear()
+    try:
+        assert plugin_inventory() == {n: d for n, d in here.items() if n != "keyword_summarizer"}
+    finally:
+        monkeypatch.delenv("MAS_DISABLE_PLUGINS")
+        worker_runtime.cache_clear()
+
+
 def test_bad_runner_input_is_one_line_and_exit_2(tmp_path: Path, make_experiment: Any,
                                                   mas_ctl: Any) -> None:
     path = make_experiment(tmp_path / "exp")

@@ -132,8 +132,9 @@ def plugin_inventory() -> dict[str, str]:
 
     versions = {point.name: f"{point.dist.name} {point.dist.version}"
                 for point in entry_points(group="mas") if point.dist is not None}
-    loaded = worker_runtime().pm.list_name_plugin()
-    return {name: versions.get(name, "built in") for name, _ in loaded}
+    # A blocked name stays in pluggy's list with no plugin behind it: it is not loaded.
+    loaded = [name for name, plugin in worker_runtime().pm.list_name_plugin() if plugin is not None]
+    return {name: versions.get(name, "built in") for name in loaded}
 
 
 def play_remote(play: Play, job: RemoteJob, bundle: FlavourBundle) -> SessionResult:
