@@ -1,6 +1,6 @@
 """What ``run`` and ``chat`` show on the terminal (issue 14, items 6, 7, 8).
 
-``run --quiet`` keeps stdout one JSON document (in a fresh process, so that litellm's
+``run --json`` (or ``--quiet``) keeps stdout one JSON document (in a fresh process, so that litellm's
 import is part of it); warnings that used to reach only
 events.jsonl (an input far over the window) are printed on stderr; the first model call's
 ``latency_s`` no longer includes importing litellm, which is ``setup_s``.
@@ -56,7 +56,7 @@ def test_run_quiet_prints_one_json_document_and_times_setup_apart(
     tmp_path: Path, agent: Path
 ) -> None:
     turns = _turns(tmp_path, "My id is X-1.", "What is my id?")
-    done = _mas_ctl(tmp_path, "run", str(agent), "--input", str(turns), "--out", "out", "--quiet")
+    done = _mas_ctl(tmp_path, "run", str(agent), "--input", str(turns), "--out", "out", "--json")
     assert done.returncode == 0, done.stderr
     view = json.loads(done.stdout)
     assert view["turns"] == 2
@@ -68,6 +68,7 @@ def test_run_quiet_prints_one_json_document_and_times_setup_apart(
     assert first["setup_s"] > first["latency_s"]
     assert second["setup_s"] < 0.05
 
+    # --quiet is the older name of --json.
     again = _mas_ctl(tmp_path, "run", str(agent), "--input", str(turns), "--out", "out", "--quiet")
     assert json.loads(again.stdout)["turns"] == 2, "a resumed run is pure JSON too"
     assert "resuming out after turn 2" in again.stderr
@@ -89,7 +90,7 @@ def test_an_input_over_the_window_is_warned_about_in_chat(
     assert "warning: " in done.err and "exceeds the hard budget" in done.err
 
 
-def test_validate_and_compile_json_report_problems_as_json(mas_ctl, write) -> None:  # type: ignore[no-untyped-def]
+def test_validate_compile_and_run_json_report_problems_as_json(mas_ctl, write) -> None:  # type: ignore[no-untyped-def]
     good = write("good.yaml", AGENT)
     assert json.loads(mas_ctl("validate", "--json", good).out) == {
         "ok": True,
@@ -97,8 +98,9 @@ def test_validate_and_compile_json_report_problems_as_json(mas_ctl, write) -> No
         "agents": 1,
     }
     bad = write("bad.yaml", AGENT.replace("keep_turns: 2", "keep_turns: -1"))
-    for command in ("validate", "compile"):
-        done = mas_ctl(command, "--json", bad)
+    turns = write("turns.jsonl", '"Hello."\n')
+    for command in (["validate"], ["compile"], ["run", "--input", turns]):
+        done = mas_ctl(*command, "--json", bad)
         assert done.code == 2 and done.err == ""
         document = json.loads(done.out)
         assert document["ok"] is False

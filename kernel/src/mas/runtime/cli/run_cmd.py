@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from mas.runtime.cli._app import EXISTING_FILE, manifest_options, state_of
+from mas.runtime.cli._app import EXISTING_FILE, manifest_options, problems_as_json, state_of
 from mas.runtime.cli._otel import otel_option, trace_session
 from mas.runtime.degradation import EXIT_DEGRADED
 from mas.runtime.errors import ManifestError, Problem
@@ -170,9 +170,12 @@ def turn_line(session: AgentSession, result: TurnResult, seconds: float) -> str:
     help="Run folder (default runs/<agent>/<timestamp>); an existing one resumes.",
 )
 @click.option(
+    "--json",
     "--quiet",
+    "quiet",
     is_flag=True,
-    help="Print only the final ContextUsageView, as JSON on stdout (all else on stderr).",
+    help="Machine-readable output: the final ContextUsageView alone, one JSON document on "
+    "stdout (no turn lines; the rest on stderr; bad input as a JSON problem list).",
 )
 @click.option(
     "--allow-degraded",
@@ -199,12 +202,13 @@ def run_command(
     A session that degraded (failed compactions, cut messages, tool loops, ...) says so
     and exits 3 unless --allow-degraded.
     """
-    turns = read_turns(input_path)
-    runtime = state_of(ctx).runtime
-    out = out or default_run_folder(file, overlays, infra, config, agent)
-    ctx.with_resource(lock_run_folder(out))  # released when the command ends, however
-    session = open_in_folder(runtime, file, overlays, infra, config, agent, out)
-    check_resume_input(session, turns, str(input_path))
+    with problems_as_json(quiet):
+        turns = read_turns(input_path)
+        runtime = state_of(ctx).runtime
+        out = out or default_run_folder(file, overlays, infra, config, agent)
+        ctx.with_resource(lock_run_folder(out))  # released when the command ends, however
+        session = open_in_folder(runtime, file, overlays, infra, config, agent, out)
+        check_resume_input(session, turns, str(input_path))
     close = record_events(runtime, out, lambda: session.session_id,
                           committed_turns=session.turns)
     stop_warnings = print_warnings(runtime)
@@ -228,7 +232,8 @@ def run_command(
         close()
     view = session.inspect_context()
     click.echo(json.dumps(view.to_dict(), indent=2))
-    # With --quiet stdout is the JSON document alone, for `| jq`; the rest goes to stderr.
+    # With --json (--quiet) stdout is the JSON document alone, for `| jq`; the rest goes
+    # to stderr.
     for line in accounting_lines(view.accounting, view.identifier_check):
         click.echo(line, err=quiet)
     click.echo(f"run folder: {out}", err=quiet)
