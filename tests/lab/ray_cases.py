@@ -1,6 +1,7 @@
 """The ray backend on a real local Ray instance (2 CPUs): the same run folder as the local
 runner apart from timing fields, a dead worker failing only its session, a killed driver
-resuming to the same results, and the start-up plugin check.
+resuming to the same results, degraded sessions and ``max_concurrency`` as locally, and
+the start-up plugin check.
 
 Not collected by itself: ``test_ray_runner.py`` runs this file in a network namespace
 whose only interface is loopback, because Ray binds the host's own address."""
@@ -8,6 +9,7 @@ whose only interface is loopback, because Ray binds the host's own address."""
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import signal
@@ -311,6 +313,94 @@ def test_a_plugin_disabled_on_a_node_is_missing_from_its_answer(
     finally:
         monkeypatch.delenv("MAS_DISABLE_PLUGINS")
         worker_runtime.cache_clear()
+
+
+def stamped(folder: Path, job: SessionJob) -> None:
+    """A no-op session that leaves its start and end wall times in ``folder`` (workers and
+    driver share this machine's clock and /tmp)."""
+    started = time.time()
+    time.sleep(0.3)
+    (job.folder / "transcript.json").write_text(json.dumps(
+        {"session_id": job.session_id, "messages": [], "final_answer": "", "error": None}))
+    (folder / job.session_id).write_text(f"{started} {time.time()}")
+
+
+def test_max_concurrency_bounds_the_sessions_in_flight_on_ray(
+        cluster: str, tmp_path: Path, runtime: Runtime, make_experiment: Any) -> None:
+    import functools
+
+    path = experiment(make_experiment, tmp_path / "exp", "ray-one-at-a-time", post=JUDGE)
+    stamps = tmp_path / "stamps"
+    stamps.mkdir()
+    # The cluster has 2 CPUs, so only the driver's bound keeps a second session waiting.
+    outcome = run_experiment(runtime, path, runs_root=tmp_path / "runs", backend="ray",
+                             max_concurrency=1, session_function=functools.partial(stamped, stamps))
+    assert outcome.records["run_sessions"].status == "ok"
+    spans = sorted(tuple(map(float, p.read_text().split())) for p in stamps.iterdir())
+    assert len(spans) == 6
+    assert all(end <= start for (_, end), (start, _) in itertools.pairwise(spans)), spans
+
+
+DEGRADING_INFRA = """\
+apiVersion: mas/v1
+kind: Infra
+metadata: {{name: closed}}
+spec:
+  generation: {{api_base: "{base}", timeout: 5, num_retries: 0}}
+"""
+
+
+def test_degraded_sessions_are_accounted_on_ray_as_locally(
+        cluster: str, tmp_path: Path, make_experiment: Any, mas_ctl: Any) -> None:
+    from mas.runtime.degradation import EXIT_DEGRADED
+    from mas.runtime.fakeprovider import closed_base_url
+
+    path = experiment(make_experiment, tmp_path / "exp", "ray-degraded")
+    # The summarizer's provider refuses every call: each compaction fails, the session goes on.
+    overlay = path.parent / "overlays" / "summarising.yaml"
+    overlay.write_text(overlay.read_text().replace(
+        "keep_turns: 2}", "keep_turns: 2, summarizer: {type: llm, params: {model: openai/local}}}"))
+    (path.parent / "infra.yaml").write_text(DEGRADING_INFRA.format(base=closed_base_url()))
+    path.write_text(path.read_text().replace(
+        "    - manifest: ./agent.yaml\n", "    - manifest: ./agent.yaml\n    - manifest: ./infra.yaml\n"))
+
+    def run(backend: str, *more: str) -> Any:
+        cold_provider()
+        return mas_ctl("lab", "run", path, "--flavour", "summarising", "--flavour", "stack",
+                       "--backend", backend, "--runs-dir", tmp_path / backend, *more)
+
+    local, on_ray = run("local"), run("ray")
+    for result in (local, on_ray):
+        assert result.code == EXIT_DEGRADED, result.err
+        line = next(x for x in result.err.splitlines() if x.startswith("degraded: flavour"))
+        assert "'summarising': 2 of 2 session(s)" in line and "compaction_failures" in line
+    assert "sessions: 4 run in" in on_ray.err and "2 degraded" in on_ray.err
+    def table(out: str) -> list[str]:  # the report line names each run's own folder
+        return [line for line in out.splitlines() if not line.startswith("report: ")]
+
+    assert table(on_ray.out) == table(local.out)  # the same table, degraded rows and claims
+    local_run, ray_run = (next((tmp_path / b).glob("*/*")) for b in ("local", "ray"))
+    assert json.loads((ray_run / "sessions.json").read_text())["degraded"] == 2
+    assert differences(local_run, ray_run) == []
+    # As locally, a rerun plays the degraded sessions again, and --allow-degraded accepts them.
+    again = run("ray", "--allow-degraded")
+    assert again.code == 0 and "2 degraded" in again.err, again.err
+    rows = json.loads((ray_run / "sessions.json").read_text())["sessions"]
+    assert [r["seconds"] is not None for r in rows if r["flavour"] == "summarising"] == [True] * 2
+
+
+def test_a_cluster_that_cannot_run_the_sessions_fails_the_step_before_any_session(
+        cluster: str, tmp_path: Path, make_experiment: Any, mas_ctl: Any) -> None:
+    # The plugin check and the CPU check run when the sessions step joins the cluster:
+    # what the command prints and exits with (docs/lab.md, "What a node needs").
+    path = make_experiment(tmp_path / "exp", extra="  runner: {backend: ray, "
+                                                   "num_cpus_per_session: 4}\n")
+    result = mas_ctl("lab", "run", path, "--runs-dir", tmp_path / "runs")
+    assert result.code == 1 and "Traceback" not in result.err
+    assert (" failed  run_sessions: MasError: num_cpus_per_session: 4 CPUs per session, but "
+            "the largest node of the Ray cluster has 2; lower it") in result.err
+    assert "error: step(s) did not finish: run_sessions (failed)" in result.err
+    assert not list((tmp_path / "runs").glob("*/*/sessions/*/*/*/transcript.json"))
 
 
 def test_bad_runner_input_is_one_line_and_exit_2(tmp_path: Path, make_experiment: Any,
