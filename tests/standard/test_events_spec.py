@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 from mas.runtime.context import ContextBudget, FixedCosts, History, prepare_request
@@ -78,3 +80,36 @@ def test_context_assembled_carries_reserve_source_margin_retrigger_and_trigger_s
     assert data["reserve_source"] == "max_tokens" and data["safety_margin"] == 1_000
     assert data["trigger_source"] == "auto"
     assert data["retrigger"] >= data["soft_trigger"] > 0
+
+
+CONTEXT_DOC = Path(__file__).resolve().parents[2] / "docs" / "context.md"
+
+
+def _documented(event: str) -> set[str]:
+    prefix = f"| `{event}` |"
+    [row] = [line for line in CONTEXT_DOC.read_text().splitlines() if line.startswith(prefix)]
+    return set(re.findall(r"`(\w+)`", row))
+
+
+def test_the_events_table_names_every_field_each_event_carries() -> None:
+    """docs/context.md's table is where a user learns what the events say: it lagged behind
+    them (no system_time, reserve_source, retrigger, trigger_source ...)."""
+    from .test_pruning import conversation
+
+    cm, rec = bound({"type": "summarising", "params": {"keep_turns": 2}})
+    cm.manage_history(long_history(), budget(cm), engine=EngineDouble())
+    failing, failed = bound({"type": "summarising", "params": {"keep_turns": 2}})
+    failing.manage_history(long_history(), budget(failing), engine=EngineDouble("raise"))
+    pruned, pruning = bound({"type": "summarising", "params": {"keep_turns": 2}})
+    history = History(conversation(["x" * 60_000, "small", "small", "small"]))
+    pruned.manage_history(history, ContextBudget.compute(
+        window=int(history.total_tokens / 0.38), reserve=0, fixed=FixedCosts(system=10),
+        settings=pruned.budget_settings), engine=None)
+    prepare_request(cm=cm, history=History(), current_input={"role": "user", "content": "hi"},
+                    window=10_000, reserve=500, reserve_source="max_tokens", runtime=rec.runtime)
+    events = [*rec.events, *failed.events, *pruning.events]
+    for name in ("context.assembled", "context.pruned", "compaction.start", "compaction.stop",
+                 "compaction.exception"):
+        carried = set().union(*(e.data for e in events if e.name == name))
+        assert carried, name
+        assert carried - _documented(name) == set(), name
