@@ -26,6 +26,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mas.runtime import Runtime
+from mas.runtime.errors import ModelCallError
+from mas.runtime.fakeprovider import serve
 from mas.runtime.otel import TraceSettingError, TraceSettings, settings_from, start_tracing
 from mas.runtime.otel._spans import provider_name
 from mas.runtime.session import AgentSession, open_session
@@ -163,6 +165,43 @@ def test_an_unfinished_turn_is_ended_as_an_error_on_close(tmp_path: Path) -> Non
     assert turn.status.status_code.name == "ERROR" and (turn.attributes or {})["error.type"] == "turn_not_committed"
     assert lines[-1] == "otel: 1 span(s) ended unfinished (a turn did not commit)"
     assert tracing.close() == []  # closing twice is harmless
+
+
+INFRA = """
+apiVersion: mas/v1
+kind: Infra
+metadata: {name: refusing}
+spec:
+  generation: {api_base: "%s", api_key_env: OTEL_TEST_API_KEY, num_retries: 0}
+"""
+REFUSAL = "the prompt you sent about BK-4471 is not allowed"
+
+
+def test_a_failed_model_call_is_an_error_span_with_its_kind_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_TEST_API_KEY", "sk-otel-test-0123456789")
+    with serve() as provider:
+        provider.push("status", status=400, message=REFUSAL)  # a 4xx is never retried
+        (tmp_path / "agent.yaml").write_text(textwrap.dedent(AGENT).replace("offline/default", "openai/gpt-4o"))
+        (tmp_path / "infra.yaml").write_text(INFRA % provider.base_url)
+        manifests = load_manifest_set([tmp_path / "agent.yaml", tmp_path / "infra.yaml"])
+        runtime = Runtime.create()
+        session = open_session(runtime, manifests.agents[0], manifests)
+        memory = InMemorySpanExporter()
+        tracing = start_tracing(runtime, TraceSettings(True, "test"), agent_name="tracer", exporter=memory)
+        with pytest.raises(ModelCallError, match="BadRequestError"):
+            session.send("My booking reference is BK-4471.")
+        lines = tracing.close()
+    assert lines[-1] == "otel: 1 span(s) ended unfinished (a turn did not commit)"
+    (turn,) = [s for s in memory.get_finished_spans() if s.name == "invoke_agent tracer"]
+    (call,) = [s for s in memory.get_finished_spans() if s.name == "chat openai/gpt-4o"]
+    assert call.parent is not None and call.parent.span_id == turn.context.span_id
+    attrs = call.attributes or {}
+    assert call.kind.name == "CLIENT" and call.status.status_code.name == "ERROR"
+    assert attrs["error.type"] == "bad_request" and attrs["gen_ai.request.model"] == "openai/gpt-4o"
+    assert attrs["gen_ai.provider.name"] == "openai" and attrs["mas.llm.purpose"] == "turn"
+    assert (turn.attributes or {})["error.type"] == "bad_request" and turn.status.status_code.name == "ERROR"
+    dumped = "\n".join(span.to_json() for span in memory.get_finished_spans())
+    assert "BK-4471" not in dumped and "not allowed" not in dumped and "sk-otel-test" not in dumped
 
 
 @pytest.mark.parametrize(

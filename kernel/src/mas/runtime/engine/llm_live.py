@@ -39,6 +39,7 @@ from mas.runtime.engine.cost import (
 from mas.runtime.errors import BudgetExceededError
 from mas.runtime.events import Event
 from mas.runtime.protocols import Message, ModelReply
+from mas.runtime.secrets import error_fields
 from mas.runtime.spec.model_ref import map_model, package_default_model
 from mas.runtime.spec.windows import resolve_pricing
 
@@ -293,6 +294,12 @@ class Engine:
                 self._count_request(hit=False)
             if purpose == "summary":
                 self.summary_backoff.failed(deployed, f"{type(exc).__name__}: {exc}")
+            # A failed call is a call too: listeners (the OpenTelemetry spans) see it.
+            self._emit("llm.error", {
+                "model": deployed, "requested_model": requested, "purpose": purpose,
+                "messages": len(messages), "latency_s": time.monotonic() - started,
+                **error_fields(exc),
+            })
             raise
         if purpose == "summary":
             self.summary_backoff.succeeded(deployed)

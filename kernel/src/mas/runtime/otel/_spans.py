@@ -92,6 +92,7 @@ class _SessionSpans:
     compaction_end: int = 0
     lookups: list[Event] = field(default_factory=list)
     totals: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
 
 
 class GenAiSpans:
@@ -134,7 +135,7 @@ class GenAiSpans:
                     left += 1
                 if state.turn is not None:
                     state.turn.set_status(Status(StatusCode.ERROR, "turn did not commit"))
-                    state.turn.set_attribute("error.type", "turn_not_committed")
+                    state.turn.set_attribute("error.type", state.error or "turn_not_committed")
                     state.turn.end()
                     state.turn = None
                     left += 1
@@ -157,7 +158,7 @@ class GenAiSpans:
             state.turn = self.tracer.start_span(
                 name, kind=SpanKind.INTERNAL, start_time=_ns(event.ts), attributes=attributes
             )
-            state.totals = {}
+            state.totals, state.error = {}, None
         return state.turn
 
     def _context(self, parent: Span | None) -> Any:
@@ -210,7 +211,9 @@ class GenAiSpans:
         self._turn(state, event)
         state.lookups.append(event)
 
-    def _call(self, state: _SessionSpans, event: Event) -> None:
+    def _call_span(self, state: _SessionSpans, event: Event, **extra: str) -> Span:
+        # One model call's CLIENT span, under the open compaction or the turn, carrying the
+        # cache lookups that preceded it; the caller ends it.
         data = event.data
         turn = self._turn(state, event)
         parent = state.compaction if state.compaction_open else turn
@@ -220,18 +223,32 @@ class GenAiSpans:
             context=self._context(parent),
             kind=SpanKind.CLIENT,
             start_time=_ns(event.ts - float(data.get("latency_s") or 0.0)),
-            attributes=_call_attributes(event),
+            attributes={**_call_attributes(event), **extra},
         )
         for lookup in self._take_lookups(state):
             span.add_event("mas.cache.lookup", flat_attributes("mas.cache", lookup.data),
                            timestamp=_ns(lookup.ts))
+        state.totals["llm_calls"] = state.totals.get("llm_calls", 0) + 1
+        return span
+
+    def _call(self, state: _SessionSpans, event: Event) -> None:
+        data = event.data
+        span = self._call_span(state, event)
         if data.get("cost_status") not in (None, "ok"):
             span.set_attribute("error.type", str(data["cost_status"]))
         span.end(end_time=_ns(event.ts))
         for key in ("prompt_tokens", "completion_tokens", "cached_tokens", "cost"):
             if isinstance(data.get(key), (int, float)):
                 state.totals[key] = state.totals.get(key, 0) + data[key]
-        state.totals["llm_calls"] = state.totals.get("llm_calls", 0) + 1
+
+    def _call_failed(self, state: _SessionSpans, event: Event) -> None:
+        # The call raised: its span says why by kind and a content-free message (never the
+        # provider's text), and the turn, which will not commit, keeps the kind.
+        kind = str(event.data.get("error_kind") or "exception")
+        span = self._call_span(state, event, **{"error.type": kind})
+        span.set_status(Status(StatusCode.ERROR, str(event.data.get("message") or kind)))
+        span.end(end_time=_ns(event.ts))
+        state.error = kind
 
     def _take_lookups(self, state: _SessionSpans) -> Iterator[Event]:
         lookups, state.lookups = state.lookups, []
@@ -274,6 +291,7 @@ _HANDLERS: dict[str, Callable[[GenAiSpans, _SessionSpans, Event], None]] = {
     "compaction.exception": GenAiSpans._compaction_end,
     "cache.lookup": GenAiSpans._lookup,
     "llm.call": GenAiSpans._call,
+    "llm.error": GenAiSpans._call_failed,
     "session.turn": GenAiSpans._turn_committed,
 }
 
