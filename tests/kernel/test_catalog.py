@@ -198,6 +198,43 @@ def test_catalog_miss_does_not_import_litellm() -> None:
     assert out.stdout.split() == ["True", str(map_read), "False"]
 
 
+@pytest.mark.parametrize(
+    ("model", "window_source", "pricing_source", "cost_logic"),
+    [
+        ("anthropic/claude-sonnet-4-5", "litellm-map {v}", "litellm-map {v}", "litellm"),
+        ("offline/default", "catalog 2026-11-30", "catalog 2026-11-30", "rates"),
+        ("acme/no-such-model-anywhere", "fallback", "unpriced", None),
+    ],
+)
+def test_compile_says_which_source_won(write: Any, mas_ctl: Any, model: str, window_source: str, pricing_source: str, cost_logic: str | None) -> None:
+    version = importlib_metadata.version("litellm")
+    agent = write("agent.yaml", f"""
+        apiVersion: mas/v1
+        kind: Agent
+        metadata: {{name: facts}}
+        spec:
+          models: [{{id: main, model: {model}}}]
+        """)
+    result = mas_ctl("compile", "--json", agent)
+    assert result.code == 0, result.err
+    (status,) = json.loads(result.out)["agents"]
+    assert status["window"]["source"] == window_source.format(v=version)
+    assert status["pricing"]["source"] == pricing_source.format(v=version)
+    assert status["pricing"].get("cost_logic") == cost_logic
+    infra = write("infra.yaml", """
+        apiVersion: mas/v1
+        kind: Infra
+        metadata: {name: proxy}
+        spec:
+          generation:
+            context_window: 32768
+            pricing: {input_per_million_tokens: 1.0, output_per_million_tokens: 4.0}
+        """)
+    over = json.loads(mas_ctl("compile", "--json", "--infra", infra, agent).out)["agents"][0]
+    assert over["window"] == {"value": 32768, "source": "infra.generation.context_window", "warning": None}
+    assert (over["pricing"]["source"], over["pricing"]["cost_logic"]) == ("infra.generation.pricing", "rates")
+
+
 # -- parsing ----------------------------------------------------------------------------
 
 
