@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from mas.library.lab.stats import (
     bootstrap_mean,
     estimate,
+    format_p,
     paired,
     sign_test,
     stable_seed,
@@ -73,6 +74,11 @@ def test_sign_test_is_exact() -> None:
     assert sign_test([0.0, 0.0]) == 1.0  # ties only: no evidence either way
     # 9 of 10 the same way: 2 * (1 + 10) / 1024
     assert sign_test([1.0] * 9 + [-1.0]) == pytest.approx(22 / 1024)
+
+
+def test_p_values_read_as_written() -> None:
+    # not "p=<0.001", as the claims once printed
+    assert [format_p(p) for p in (2 / 2**12, 22 / 1024, 1.0)] == ["p<0.001", "p=0.021", "p=1"]
 
 
 @given(st.lists(finite, min_size=1, max_size=30))

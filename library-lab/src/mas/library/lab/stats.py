@@ -194,5 +194,5 @@ def format_value(value: float) -> str:
 
 
 def format_p(p: float) -> str:
-    """A p-value in two significant digits, ``<0.001`` below that."""
-    return "<0.001" if p < 0.001 else f"{p:.2g}"
+    """A p-value as it is written: ``p=0.0039`` (two significant digits), ``p<0.001``."""
+    return "p<0.001" if p < 0.001 else f"p={p:.2g}"

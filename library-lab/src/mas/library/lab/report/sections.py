@@ -94,7 +94,7 @@ def claims_section(claims: list[dict[str, Any]], folders: dict[tuple[str, str], 
                 f"[{format_value(paired['low']) if paired['low'] is not None else '-'}, "
                 f"{format_value(paired['high']) if paired['high'] is not None else '-'}], "
                 f"{paired['wins']} better / {paired['losses']} worse / {paired['ties']} tied, "
-                f"sign test p={format_p(paired['p_value'])}</p>")
+                f"sign test {format_p(paired['p_value'])}</p>")
         rows = [f"<tr><td>{_session_link(d['session'], claim['better'], folders)}</td>"
                 f"<td class='n'>{format_value(d['better'])}</td>"
                 f"<td class='n'>{format_value(d['than'])}</td>"

@@ -192,7 +192,7 @@ def check_claim(claim: Claim, results: dict[str, dict[str, Estimate]],
         how = (f"effect {_signed(comparison.effect)}, paired over {comparison.n} sessions, "
                f"95% CI [{format_value(comparison.low)}, {format_value(comparison.high)}], "
                f"{comparison.wins} better / {comparison.losses} worse / {comparison.ties} tied, "
-               f"sign test p={format_p(comparison.p_value)}")
+               f"sign test {format_p(comparison.p_value)}")
         record.update(paired=comparison.to_json(), differences=[
             {"session": c, "better": left[c], "than": right[c], "difference": left[c] - right[c]}
             for c in common])
