@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationInfo, field_validator
+from pydantic.config import JsonDict
 
 from mas.runtime.context import BudgetSettings, Trigger
 from mas.runtime.protocols import ArchiveSettings
@@ -31,10 +32,20 @@ class TrimmerParams(BaseModel):
     )
 
 
+def _value_range(kind: str, bounds: dict[str, JsonValue]) -> JsonDict:
+    return {"if": {"properties": {"type": {"const": kind}}},
+            "then": {"properties": {"value": bounds}}}
+
+
 class TriggerParams(BaseModel):
     """``trigger``: a spec-004 trigger kind, an alternative to the window-derived default."""
 
-    model_config = ConfigDict(extra="forbid")
+    # The range depends on the kind; the JSON Schema says so too (mas-ctl schema), so an
+    # editor flags what _check_range refuses.
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"allOf": [
+        _value_range("token_ratio", {"exclusiveMinimum": 0, "maximum": 1}),
+        _value_range("remaining_tokens", {"minimum": 0, "maximum": MAX_CONTEXT_WINDOW}),
+    ]})
 
     type: Literal["token_ratio", "remaining_tokens"] = Field(
         description="token_ratio: share of the window; remaining_tokens: tokens left in it."
