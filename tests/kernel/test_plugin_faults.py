@@ -167,6 +167,49 @@ def test_types_of_a_faulted_plugin_are_forgotten_and_named_when_bound(tmp_path: 
     assert "Traceback" not in done.stderr
 
 
+BEHAVIOUR_HOOKS = {
+    "mas_resolve_model_ref": ("ref, purpose, scope", "run"),
+    "mas_collect_context_parts": ("agent_name, session_id", "run"),
+    "mas_observe_event": ("event", "run"),
+    "mas_check_manifests": ("manifests", "validate"),
+}
+SMALL_AGENT = """\
+apiVersion: mas/v1
+kind: Agent
+metadata: {name: small}
+spec:
+  models: [{id: main, model: offline/default, context_window: 4000, max_tokens: 200}]
+  context_manager: {type: summarising, params: {keep_turns: 2}}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("hook", sorted(BEHAVIOUR_HOOKS))
+def test_a_behaviour_hook_that_raises_is_reported_once_and_the_run_goes_on(
+    tmp_path: Path, hook: str
+) -> None:
+    arguments, command = BEHAVIOUR_HOOKS[hook]
+    source = HEADER + f"@hookimpl\ndef {hook}({arguments}):\n    raise RuntimeError('bug in my hook')\n"
+    plugin_file = install_faulty(tmp_path, "behaviour", source)
+    (tmp_path / "agent.yaml").write_text(SMALL_AGENT)
+    (tmp_path / "turns.jsonl").write_text('"My id is X-1."\n"What is my id?"\n')
+    args = ["agent.yaml"] + (["--input", "turns.jsonl", "--out", "out"] if command == "run" else [])
+
+    done = mas_ctl(tmp_path, command, *args)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    # Called for every event and turn, reported once: the plugin is left out after its fault.
+    assert done.stderr.count("MAS_DISABLE_PLUGINS=faulty skips it") == 1, done.stderr
+    assert (
+        f'Error calling a hook of plugin "faulty" (entry point group \'mas\', distribution '
+        f"mas-faulty-behaviour 1.0) at {plugin_file}:5: RuntimeError: bug in my hook"
+    ) in done.stderr
+    if command == "run":
+        transcript = json.loads((tmp_path / "out/transcript.json").read_text())
+        assert [m["content"] for m in transcript["messages"] if m["role"] == "user"] == [
+            "My id is X-1.", "What is my id?"]
+
+
 def _plugin(**hooks: object) -> object:
     return type("Plugin", (), {name: staticmethod(hookimpl(f)) for name, f in hooks.items()})()
 

@@ -67,7 +67,7 @@ class ManifestError(MasError):
 
 
 class PluginLoadError(MasError):
-    """A plugin could not be imported, registered, or run its registration hooks.
+    """A plugin could not be imported, registered, run its registration hooks or a hook call.
 
     The message names the entry point, its group, the distribution and version that
     declared it, what was being done (``stage``) and, when known, the file and line where
@@ -79,6 +79,7 @@ class PluginLoadError(MasError):
         "register": "registering",
         "hook": "running a registration hook of",
         "command": "adding a command of",
+        "call": "calling a hook of",
     }
 
     def __init__(

@@ -3,7 +3,9 @@
 Libraries never declare hookspecs: a new extension point goes here. Implementations are
 written with ``from mas.runtime import hookimpl`` and may accept fewer arguments than the
 spec lists, so a spec can gain arguments without breaking plugins. All hooks are called
-with keyword arguments only. ``firstresult`` is used only on resolvers.
+with keyword arguments only. ``firstresult`` is used only on resolvers. An implementation
+that raises (anything but a ``MasError``, which is meant for the user) faults its plugin:
+reported once with its file and line, left out, and the other plugins go on.
 """
 
 from __future__ import annotations
@@ -183,8 +185,8 @@ def mas_observe_event(event: Event) -> None:
     assembled request, ``compaction.start`` / ``compaction.stop`` /
     ``compaction.exception`` around history compaction, ``llm.call`` for each provider
     call, ``cache.lookup`` for each response-cache probe. Events carry numbers and
-    metadata, never prompt text. An observer that raises is logged and does not stop the
-    run.
+    metadata, never prompt text. An observer that raises does not stop the run: its
+    plugin is reported once and left out, as for any hook that raises.
 
     :param event: the event; ``event.name`` says which.
     :return: nothing; results are ignored.

@@ -5,16 +5,15 @@ There is no global runtime; create one per process, test or notebook.
 
 from __future__ import annotations
 
-import logging
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from mas.runtime._plugin_faults import fault_location, package_of
+from mas.runtime.errors import MasError
 from mas.runtime.events import Event
 from mas.runtime.plugins import MasPluginManager, make_plugin_manager
 from mas.runtime.registry import KINDS, REGISTRATION_HOOKS, Registries
-
-log = logging.getLogger(__name__)
 
 EventListener = Callable[[Event], None]
 
@@ -29,6 +28,7 @@ class Runtime:
         self.pm = pm
         self.registries = build_registries(pm)
         self._listeners: list[EventListener] = []
+        self._faults_lock = threading.Lock()
 
     @classmethod
     def create(
@@ -56,9 +56,12 @@ class Runtime:
         line: int | None = None,
     ) -> None:
         """Fault plugin ``name`` after start-up: record and report it, forget its types."""
-        self.pm.fail(name, reason, stage=stage, file=file, line=line)
-        for registry in self.registries:
-            registry.discard_provider(name)
+        with self._faults_lock:  # sessions on threads may fault the same plugin at once
+            if name in self.pm.failed_names():
+                return
+            self.pm.fail(name, reason, stage=stage, file=file, line=line)
+            for registry in self.registries:
+                registry.discard_provider(name)
 
     def add_listener(self, listener: EventListener) -> Callable[[], None]:
         """Send every emitted event to ``listener`` too; returns a function that removes it."""
@@ -68,15 +71,44 @@ class Runtime:
     def emit(self, event: Event) -> None:
         """Record ``event`` with the listeners, then tell every ``mas_observe_event`` hook.
 
-        An observer that raises is logged and skipped: observation never stops a run.
+        An observer that raises faults its plugin (:meth:`call_hook`): observation never
+        stops a run.
         """
         for listener in list(self._listeners):
             listener(event)
-        for impl in reversed(self.pm.hook.mas_observe_event.get_hookimpls()):
+        self.call_hook("mas_observe_event", event=event)
+
+    def call_hook(self, name: str, **kwargs: Any) -> list[Any]:
+        """Call behaviour hook ``name`` plugin by plugin; the answers that are not ``None``.
+
+        Implementations run in pluggy's order, and a ``firstresult`` hook stops at its
+        first answer. An implementation that raises anything but a
+        :class:`~mas.runtime.errors.MasError` (which is meant for the user and propagates)
+        faults its plugin as a failing registration hook does: reported once with its file
+        and line and the ``MAS_DISABLE_PLUGINS`` hint, left out from then on, and the
+        other plugins answer. The kernel's own ``builtin`` plugin is never left out.
+        """
+        caller = getattr(self.pm.hook, name)
+        first = bool(caller.spec and caller.spec.opts.get("firstresult"))
+        trace = self.pm.trace.root.get("hook")  # MAS_TRACE_PLUGINS, as pm.hook would write
+        answers = []
+        for impl in reversed(caller.get_hookimpls()):
+            trace(name, impl.plugin_name)
             try:
-                impl.function(**_accepted({"event": event}, impl.argnames))
-            except Exception:
-                log.exception("observer %s failed on %s", impl.plugin_name, event.name)
+                answer = impl.function(**_accepted(kwargs, impl.argnames))
+            except MasError:
+                raise
+            except Exception as exc:  # one plugin's bug must not take the run down
+                if impl.plugin_name == "builtin":
+                    raise
+                file, line = fault_location(exc, package_of(impl.plugin))
+                self.fail_plugin(impl.plugin_name, exc, stage="call", file=file, line=line)
+                continue
+            if answer is not None:
+                answers.append(answer)
+                if first:
+                    break
+        return answers
 
 
 def _accepted(kwargs: dict[str, Any], argnames: tuple[str, ...]) -> dict[str, Any]:

@@ -105,8 +105,8 @@ def _checked(runtime: Runtime, manifests: ManifestSet, config: Path | None) -> l
         problems = budget_check(compiled, manifests)
     except ManifestError as exc:
         compiled, problems = [], list(exc.problems)
-    answers = runtime.pm.hook.mas_check_manifests(
-        runtime=runtime, manifests=manifests, config=config
+    answers = runtime.call_hook(
+        "mas_check_manifests", runtime=runtime, manifests=manifests, config=config
     )
     for answer in answers:
         problems.extend(p for p in answer or [] if p not in problems)

@@ -286,8 +286,8 @@ class AgentSession:
             )
         if self.skills is not None:
             parts.extend(self.skills.parts())
-        for collected in self.runtime.pm.hook.mas_collect_context_parts(
-            agent_name=self.agent_name, session_id=self.session_id
+        for collected in self.runtime.call_hook(
+            "mas_collect_context_parts", agent_name=self.agent_name, session_id=self.session_id
         ):
             parts.extend(collected or [])
         if self.parts_provider is not None:

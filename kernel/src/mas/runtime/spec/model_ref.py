@@ -349,7 +349,10 @@ def resolve_model(runtime: Runtime, ref: str | None, purpose: str, scope: Any) -
     :raises ModelResolutionError: nothing concrete, or a plugin answered with something
         other than a :class:`ModelChoice`.
     """
-    choice = runtime.pm.hook.mas_resolve_model_ref(ref=ref or "", purpose=purpose, scope=scope)
+    answers = runtime.call_hook(
+        "mas_resolve_model_ref", ref=ref or "", purpose=purpose, scope=scope
+    )
+    choice = answers[0] if answers else None
     if not isinstance(choice, ModelChoice):
         raise ModelResolutionError(
             f"mas_resolve_model_ref returned {type(choice).__name__} for {purpose} ref "
