@@ -350,9 +350,17 @@ def test_a_collector_that_is_down_is_reported(tmp_path: Path) -> None:
         url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1/traces"
     env = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": url, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "1"}
     done = _run(tmp_path, env, "--otel")
-    assert done.returncode == 0, done.stderr  # tracing never fails the run itself
+    # The session ran to its end; its trace is incomplete, so the run says degraded.
+    assert done.returncode == 3, done.stderr
     assert re.search(rf"otel: 0 span\(s\) exported to {re.escape(url)}; [1-9]\d* failed to export "
                      r"\(degraded trace\)", done.stderr), done.stderr
+    assert re.search(r"^degraded: [1-9]\d* span\(s\) of the trace were not exported$",
+                     done.stderr, re.M), done.stderr
+    assert json.loads((tmp_path / "run" / "session.json").read_text())["turns"] == len(TURNS)
+    (tmp_path / "again").mkdir()
+    accepted = _run(tmp_path / "again", env, "--otel", "--allow-degraded")
+    assert accepted.returncode == 0, accepted.stderr
+    assert "were not exported; accepted (--allow-degraded)" in accepted.stderr
 
 
 def test_bad_variables_are_one_line_errors(tmp_path: Path) -> None:

@@ -18,11 +18,12 @@ otel_option = click.option(
 )
 
 
-def trace_session(runtime: Runtime, flag: bool, session: AgentSession) -> Callable[[], None]:
+def trace_session(runtime: Runtime, flag: bool, session: AgentSession) -> Callable[[], int]:
     """Start tracing ``session``'s runtime when asked to; returns the function that stops it.
 
-    Stopping flushes the exporters and prints one line per destination on stderr (how
-    many spans went out, how many failed). With ``--otel`` a missing extra is an error
+    Stopping flushes the exporters, prints one line per destination on stderr (how many
+    spans went out, how many failed) and returns how many spans were lost, which the
+    command reports as degradation (exit 3). With ``--otel`` a missing extra is an error
     (exit 2); asked only by ``OTEL_*`` variables, it is a warning and the run goes on.
 
     :raises TraceSettingError: an ``OTEL_*`` variable this exporter cannot honour.
@@ -30,7 +31,7 @@ def trace_session(runtime: Runtime, flag: bool, session: AgentSession) -> Callab
     """
     settings = settings_from(flag)
     if not settings.enabled:
-        return lambda: None
+        return lambda: 0
     try:
         tracing = start_tracing(
             runtime,
@@ -46,10 +47,11 @@ def trace_session(runtime: Runtime, flag: bool, session: AgentSession) -> Callab
             f"is not installed ({INSTALL_HINT})",
             err=True,
         )
-        return lambda: None
+        return lambda: 0
 
-    def stop() -> None:
+    def stop() -> int:
         for line in tracing.close():
             click.echo(line, err=True)
+        return tracing.failed
 
     return stop

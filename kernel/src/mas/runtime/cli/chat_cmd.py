@@ -85,11 +85,11 @@ def chat_command(
     finally:
         save_history()
         stop_warnings()
-        stop_tracing()
+        lost_spans = stop_tracing()
         write_transcript(out, session)
         close()
     click.echo(f"run folder: {out}")
-    report_degradation(session, allow=False)
+    report_degradation(session, allow=False, lost_spans=lost_spans)
 
 
 def _loop(session: AgentSession) -> None:

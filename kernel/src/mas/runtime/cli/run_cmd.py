@@ -214,6 +214,7 @@ def run_command(
     stop_warnings = print_warnings(runtime)
     stop_tracing = trace_session(runtime, otel, session)
     error = None
+    lost_spans = 0
     try:
         if session.turns:
             click.echo(f"resuming {out} after turn {session.turns}", err=quiet)
@@ -227,7 +228,7 @@ def run_command(
         raise
     finally:
         stop_warnings()
-        stop_tracing()
+        lost_spans = stop_tracing()
         write_transcript(out, session, error=error)
         close()
     view = session.inspect_context()
@@ -237,7 +238,7 @@ def run_command(
     for line in accounting_lines(view.accounting, view.identifier_check):
         click.echo(line, err=quiet)
     click.echo(f"run folder: {out}", err=quiet)
-    report_degradation(session, allow_degraded)
+    report_degradation(session, allow_degraded, lost_spans)
 
 
 def accounting_lines(
@@ -261,20 +262,26 @@ def accounting_lines(
     return lines
 
 
-def report_degradation(session: AgentSession, allow: bool) -> None:
-    """Print what degraded, one line per kind, and exit 3 unless ``allow``."""
+def report_degradation(session: AgentSession, allow: bool, lost_spans: int = 0) -> None:
+    """Print what degraded, one line per kind, and exit 3 unless ``allow``.
+
+    :param lost_spans: spans the trace exporter could not deliver. The session's numbers
+        are intact then, so they stay out of its degradation record, but a run whose
+        trace is incomplete must not end like a clean one either.
+    """
     record = session.degradation
-    if not record.counts:
-        return
     for kind, count in sorted(record.counts.items()):
         last = record.reasons.get(kind)
         click.echo(f"{kind}: {count}" + (f" (last: {last})" if last else ""), err=True)
-    if not record.degraded:
-        return
-    click.echo(
-        f"degraded: session {session.session_id} finished, but its numbers are not the "
-        "strategy's own" + ("; accepted (--allow-degraded)" if allow else ""),
-        err=True,
-    )
-    if not allow:
+    accepted = "; accepted (--allow-degraded)" if allow else ""
+    if record.degraded:
+        click.echo(
+            f"degraded: session {session.session_id} finished, but its numbers are not the "
+            f"strategy's own{accepted}",
+            err=True,
+        )
+    if lost_spans:
+        click.echo(f"degraded: {lost_spans} span(s) of the trace were not exported{accepted}",
+                   err=True)
+    if (record.degraded or lost_spans) and not allow:
         sys.exit(EXIT_DEGRADED)

@@ -85,6 +85,11 @@ class Tracing:
         self.exporters = exporters
         self._remove: Callable[[], None] | None = remove
 
+    @property
+    def failed(self) -> int:
+        """Spans that did not reach their destination, over every exporter."""
+        return sum(exporter.failed for exporter in self.exporters)
+
     def close(self) -> list[str]:
         """Stop listening, end open spans, flush and shut down; one summary line per exporter.
 
