@@ -12,10 +12,13 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from mas.runtime import Runtime
 from mas.runtime.cli.schema_cmd import SCHEMA_KINDS
-from mas.runtime.spec.manifests import Agent
+from mas.runtime.paths import folder_name_problem
+from mas.runtime.spec.manifests import Agent, Metadata
 from mas.runtime.spec.schema import folded_pattern, kind_schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,6 +122,9 @@ def test_schema_params_of_experiment_steps(mas_ctl: Callable[..., Any], tmp_path
         {"type": "eval_mce", "config": {"prompt_metrics": [{"id": "B"}]}}]}}}
     unknown_step = {"experiment": {"name": "x", "application": {"post": [{"type": "evl_mce"}]}}}
     assert not validator.is_valid(no_prompt) and not validator.is_valid(unknown_step)
+    for name in ("a/b", "..", ".hidden"):  # a flavour name becomes a folder name
+        leaving = {"experiment": {"name": "x", "flavours": [{"name": name}]}}
+        assert not validator.is_valid(leaving), name
     for path in sorted(ROOT.glob("library-*/examples/**/experiment.yaml")):
         validator.validate(yaml.safe_load(path.read_text()))
 
@@ -152,3 +158,14 @@ def test_folded_pattern_matches_what_binding_folds() -> None:
         assert pattern.match(text), text
     for text in ("slidingwindow", "sliding_windows", "summarising"):
         assert not pattern.match(text), text
+
+
+@given(st.text(max_size=140))
+@example("ok\n")
+@example("a" * 128)
+@example("a" * 129)
+def test_folder_name_pattern_accepts_exactly_what_validate_accepts(name: str) -> None:
+    # The schema's pattern restates mas.runtime.paths' rule for editors: the two must agree.
+    schema = Metadata.model_json_schema()["properties"]["name"]
+    assert jsonschema.Draft202012Validator(schema).is_valid(name) == \
+        (folder_name_problem(name) == "")

@@ -28,6 +28,11 @@ MAX_NAME_LENGTH = 128
 """Longest name accepted where a name becomes a folder or file name."""
 
 
+FOLDER_NAME_PATTERN = r"^[^./\\\x00-\x1f\x7f](?![\s\S]*[/\\\x00-\x1f\x7f])"
+""":func:`folder_name_problem`'s rule (length aside) as a JSON Schema ``pattern``, for editors.
+A look-ahead, not ``$``: Python's ``$`` also matches before a final newline."""
+
+
 class UnsafePathError(MasError):
     """A path would leave its root, or a run folder holds a symlink where a file belongs."""
 

@@ -11,14 +11,19 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mas.runtime.paths import check_folder_name
+from mas.runtime.paths import FOLDER_NAME_PATTERN, MAX_NAME_LENGTH, check_folder_name
 from mas.runtime.spec.auto import AutoInt
 from mas.runtime.spec.binding import Binding
 from mas.runtime.spec.windows import MAX_CONTEXT_WINDOW
 
 API_VERSION = "mas/v1"
 
-FolderName = Annotated[str, AfterValidator(check_folder_name)]
+FolderName = Annotated[
+    str,
+    AfterValidator(check_folder_name),
+    # The same rule for an editor (mas-ctl schema); validation stays check_folder_name's.
+    Field(json_schema_extra={"pattern": FOLDER_NAME_PATTERN, "maxLength": MAX_NAME_LENGTH}),
+]
 """A name that becomes a folder or file name: no separator, no leading dot (mas.runtime.paths)."""
 
 
