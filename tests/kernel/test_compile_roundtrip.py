@@ -86,3 +86,27 @@ def test_compile_output_validates_and_compiles_to_the_same_result(
     second = mas_ctl("compile", again_input)
     assert second.code == 0, second.err
     assert _without_file(list(yaml.safe_load_all(second.out))) == _without_file(documents)
+
+
+def test_compile_output_of_a_mas_compiles_to_the_same_result_under_that_mas(
+    tmp_path: Path, mas_ctl: Callable[..., Any]
+) -> None:
+    # No example in the repo is a MAS, so one is written here: an agent on `any` takes
+    # its model, window and reserve from the MAS row, and must again once recompiled there.
+    (tmp_path / "agent.yaml").write_text(
+        "apiVersion: mas/v1\nkind: Agent\nmetadata: {name: a}\n"
+        "spec: {models: [{id: main, model: any}]}\n")
+    mas = ("apiVersion: mas/v1\nkind: MAS\nmetadata: {name: team}\nspec:\n"
+           "  models: [{id: main, model: gpt-4o-mini, context_window: 50000, max_tokens: 777}]\n"
+           "  agents: [{name: a, manifest: %s}]\n")
+    (tmp_path / "mas.yaml").write_text(mas % "agent.yaml")
+    first = mas_ctl("compile", tmp_path / "mas.yaml")
+    assert first.code == 0, first.err
+    (tmp_path / "compiled.yaml").write_text(first.out)
+    (tmp_path / "again.yaml").write_text(mas % "compiled.yaml")
+    assert mas_ctl("validate", tmp_path / "again.yaml").code == 0
+    second = mas_ctl("compile", tmp_path / "again.yaml")
+    assert second.code == 0, second.err
+    documents = list(yaml.safe_load_all(first.out))
+    assert documents[0]["status"]["window"]["value"] == 50_000
+    assert _without_file(list(yaml.safe_load_all(second.out))) == _without_file(documents)
