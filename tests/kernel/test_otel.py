@@ -396,3 +396,21 @@ def test_without_the_extra_the_flag_is_an_error_and_the_variables_a_warning(tmp_
                             cwd=tmp_path)
     assert by_env.returncode == 0, by_env.stderr
     assert "warning: OTEL_EXPORTER_OTLP_ENDPOINT is set, but no traces are exported" in by_env.stderr
+
+
+@pytest.mark.parametrize("command", [["lab", "run"], ["eval"]])
+def test_commands_that_do_not_trace_say_so_when_the_variables_ask(
+    tmp_path: Path, command: list[str]
+) -> None:
+    target = tmp_path / "experiment.yaml"
+    target.write_text("kind: Experiment\n")  # bad input: the warning still comes first
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("OTEL_")},
+           "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9/"}
+    done = subprocess.run([MAS_CTL, *command, str(target)], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=tmp_path)
+    assert (f"warning: OTEL_EXPORTER_OTLP_ENDPOINT is set, but mas-ctl {' '.join(command)} "
+            "exports no traces") in done.stderr, done.stderr
+    quiet = subprocess.run([MAS_CTL, *command, str(target)], capture_output=True, text=True,
+                           timeout=120, env={**env, "OTEL_SDK_DISABLED": "true"}, cwd=tmp_path)
+    assert "exports no traces" not in quiet.stderr
+    assert done.returncode == quiet.returncode != 0

@@ -6,7 +6,13 @@ from collections.abc import Callable
 
 import click
 
-from mas.runtime.otel import INSTALL_HINT, OtelMissingError, settings_from, start_tracing
+from mas.runtime.otel import (
+    INSTALL_HINT,
+    OtelMissingError,
+    TraceSettingError,
+    settings_from,
+    start_tracing,
+)
 from mas.runtime.runtime import Runtime
 from mas.runtime.session import AgentSession
 
@@ -55,3 +61,21 @@ def trace_session(runtime: Runtime, flag: bool, session: AgentSession) -> Callab
         return tracing.failed
 
     return stop
+
+
+def warn_untraced(command: str) -> None:
+    """Warn on stderr when ``OTEL_*`` variables ask for traces ``command`` does not export.
+
+    Only ``run`` and ``chat`` trace; a user who set the variables for a lab campaign
+    would otherwise believe its sessions went to the collector.
+    """
+    try:
+        settings = settings_from(False)
+    except TraceSettingError:
+        because = "an OTEL_* variable"
+    else:
+        if not settings.enabled:
+            return
+        because = settings.because
+    click.echo(f"warning: {because} is set, but mas-ctl {command} exports no traces "
+               "(only run and chat do; docs/otel.md)", err=True)

@@ -22,6 +22,7 @@ from mas.library.eval.mce.runner import EvalReport, evaluate_runs
 from mas.library.eval.metrics.select import bind_metrics, catalog
 from mas.library.eval.run import find_runs
 from mas.runtime.cli._app import handle_errors, state_of
+from mas.runtime.cli._otel import warn_untraced
 from mas.runtime.errors import ManifestError, Problem
 from mas.runtime.protocols import ChatEngine
 from mas.runtime.runtime import Runtime
@@ -79,6 +80,7 @@ def eval_command(ctx: click.Context, source: Path | None, metrics: tuple[str, ..
         if source is None:
             raise click.UsageError("missing argument SOURCE (a run folder or, with "
                                    "--recursive, a tree of them)")
+        warn_untraced("eval")
         config = _config(eval_config, metrics, prompt_metrics, panel, samples, overwrite)
         if backend:
             config = config.model_copy(update={"backend": backend})

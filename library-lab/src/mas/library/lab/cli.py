@@ -25,6 +25,7 @@ from mas.library.lab.rundir import RunFolder, list_runs, read_json
 from mas.library.lab.steps import REPORT_FILE, RESULTS_FILE, SESSIONS_FILE, TABLE_FILE
 from mas.library.lab.steps.degraded import degraded_lines
 from mas.runtime.cli._app import JSON_OPTION, handle_errors, problems_as_json, state_of
+from mas.runtime.cli._otel import warn_untraced
 from mas.runtime.degradation import EXIT_DEGRADED
 
 EXIT_STEP_FAILED = 1
@@ -116,6 +117,7 @@ def run_command(ctx: click.Context, experiment: Path, flavours: tuple[str, ...],
                 runs_dir: Path, config: Path | None, as_json: bool) -> None:
     """Run EXPERIMENT (or resume its latest run with the same inputs); print the table."""
     logging.getLogger("mas.library.lab").setLevel(logging.INFO)
+    warn_untraced("lab run")
     with handle_errors(_verbose(ctx)), problems_as_json(as_json):
         outcome = run_experiment(
             state_of(ctx).runtime, experiment, flavours=flavours, limit=limit, model=model,
