@@ -167,11 +167,28 @@ def test_types_of_a_faulted_plugin_are_forgotten_and_named_when_bound(tmp_path: 
     assert "Traceback" not in done.stderr
 
 
-BEHAVIOUR_HOOKS = {
-    "mas_resolve_model_ref": ("ref, purpose, scope", "run"),
-    "mas_collect_context_parts": ("agent_name, session_id", "run"),
-    "mas_observe_event": ("event", "run"),
-    "mas_check_manifests": ("manifests", "validate"),
+def _raising(hook: str, arguments: str) -> str:
+    return HEADER + f"@hookimpl\ndef {hook}({arguments}):\n    raise RuntimeError('bug in my hook')\n"
+
+
+# Faults that show only once a command uses the plugin: the source, the command, the line.
+LATE_FAULTS = {
+    "mas_resolve_model_ref": (_raising("mas_resolve_model_ref", "ref, purpose, scope"), "run", 5),
+    "mas_collect_context_parts": (
+        _raising("mas_collect_context_parts", "agent_name, session_id"), "run", 5),
+    "mas_observe_event": (_raising("mas_observe_event", "event"), "run", 5),
+    "mas_check_manifests": (_raising("mas_check_manifests", "manifests"), "validate", 5),
+    # Every provider is installed at the first model call, used or not.
+    "model_provider_factory": (
+        HEADER
+        + "@hookimpl\n"
+        + "def mas_register_model_providers(registry):\n"
+        + "    def make():\n"
+        + "        raise RuntimeError('bug in my hook')\n"
+        + "    registry.register('my_provider', make)\n",
+        "run",
+        6,
+    ),
 }
 SMALL_AGENT = """\
 apiVersion: mas/v1
@@ -184,12 +201,11 @@ spec:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("hook", sorted(BEHAVIOUR_HOOKS))
-def test_a_behaviour_hook_that_raises_is_reported_once_and_the_run_goes_on(
-    tmp_path: Path, hook: str
+@pytest.mark.parametrize("kind", sorted(LATE_FAULTS))
+def test_a_hook_or_factory_raising_later_is_reported_once_and_the_run_goes_on(
+    tmp_path: Path, kind: str
 ) -> None:
-    arguments, command = BEHAVIOUR_HOOKS[hook]
-    source = HEADER + f"@hookimpl\ndef {hook}({arguments}):\n    raise RuntimeError('bug in my hook')\n"
+    source, command, line = LATE_FAULTS[kind]
     plugin_file = install_faulty(tmp_path, "behaviour", source)
     (tmp_path / "agent.yaml").write_text(SMALL_AGENT)
     (tmp_path / "turns.jsonl").write_text('"My id is X-1."\n"What is my id?"\n')
@@ -202,7 +218,7 @@ def test_a_behaviour_hook_that_raises_is_reported_once_and_the_run_goes_on(
     assert done.stderr.count("MAS_DISABLE_PLUGINS=faulty skips it") == 1, done.stderr
     assert (
         f'Error calling a hook of plugin "faulty" (entry point group \'mas\', distribution '
-        f"mas-faulty-behaviour 1.0) at {plugin_file}:5: RuntimeError: bug in my hook"
+        f"mas-faulty-behaviour 1.0) at {plugin_file}:{line}: RuntimeError: bug in my hook"
     ) in done.stderr
     if command == "run":
         transcript = json.loads((tmp_path / "out/transcript.json").read_text())

@@ -13,7 +13,7 @@ from mas.runtime._plugin_faults import fault_location, package_of
 from mas.runtime.errors import MasError
 from mas.runtime.events import Event
 from mas.runtime.plugins import MasPluginManager, make_plugin_manager
-from mas.runtime.registry import KINDS, REGISTRATION_HOOKS, Registries
+from mas.runtime.registry import KINDS, REGISTRATION_HOOKS, Registries, TypeEntry
 
 EventListener = Callable[[Event], None]
 
@@ -62,6 +62,11 @@ class Runtime:
             self.pm.fail(name, reason, stage=stage, file=file, line=line)
             for registry in self.registries:
                 registry.discard_provider(name)
+
+    def fail_factory(self, entry: TypeEntry, reason: BaseException, *, stage: str) -> None:
+        """Fault the plugin whose factory for ``entry`` raised ``reason``, at its own line."""
+        file, line = fault_location(reason, package_of(entry.factory))
+        self.fail_plugin(entry.provider.name, reason, stage=stage, file=file, line=line)
 
     def add_listener(self, listener: EventListener) -> Callable[[], None]:
         """Send every emitted event to ``listener`` too; returns a function that removes it."""

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from mas.runtime._plugin_faults import fault_location, function_location, package_of
+from mas.runtime._plugin_faults import function_location
 from mas.runtime.cli._app import CliState, cli, handle_errors
 from mas.runtime.cli.chat_cmd import chat_command
 from mas.runtime.cli.compile_cmd import compile_command, validate_command
@@ -85,8 +85,7 @@ def _with_plugin_commands(state: CliState) -> _Group:
         try:
             command = entry.factory()
         except Exception as exc:
-            file, line = fault_location(exc, package_of(entry.factory))
-            runtime.fail_plugin(entry.provider.name, exc, stage="command", file=file, line=line)
+            runtime.fail_factory(entry, exc, stage="command")
             continue
         group.add_command(command, entry.name)
     for name, distribution in LIBRARY_COMMANDS.items():

@@ -17,9 +17,10 @@ from mas.runtime.errors import ModelCallError
 from mas.runtime.protocols import ModelReply, Usage
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import ModuleType
 
-    from mas.runtime.registry import KindRegistry
+    from mas.runtime.registry import KindRegistry, TypeEntry
 
 _LOCK = threading.Lock()
 _NOISY_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm")
@@ -40,11 +41,16 @@ def load_litellm() -> ModuleType:
     return litellm
 
 
-def install_providers(registry: KindRegistry) -> list[str]:
+def install_providers(
+    registry: KindRegistry, on_fault: Callable[[TypeEntry, Exception], None]
+) -> list[str]:
     """Add every registered ``model_provider`` to ``litellm.custom_provider_map``.
 
     The map is process-wide; a provider name already present keeps its handler, so two
-    runtimes in one process share one handler per name. Returns the names now installed.
+    runtimes in one process share one handler per name. A factory that raises is handed
+    to ``on_fault`` and left out: every provider is installed at the first model call, so
+    one plugin's broken provider must not fail the calls that never use it. Returns the
+    names now installed.
     """
     litellm = load_litellm()
     with _LOCK:
@@ -53,9 +59,12 @@ def install_providers(registry: KindRegistry) -> list[str]:
         for entry in registry:
             if entry.name in present:
                 continue
-            litellm.custom_provider_map.append(
-                {"provider": entry.name, "custom_handler": entry.factory()}
-            )
+            try:
+                handler = entry.factory()
+            except Exception as exc:
+                on_fault(entry, exc)
+                continue
+            litellm.custom_provider_map.append({"provider": entry.name, "custom_handler": handler})
             added.append(entry.name)
         if added:
             # LiteLLM reads the map into its provider list here; without it the new

@@ -387,7 +387,10 @@ class Engine:
 
     def _ensure_providers(self) -> None:
         if not self._providers_ready:
-            _litellm.install_providers(self.runtime.registries.model_provider)
+            _litellm.install_providers(
+                self.runtime.registries.model_provider,
+                lambda entry, exc: self.runtime.fail_factory(entry, exc, stage="call"),
+            )
             self._providers_ready = True
 
     def _call_live(
