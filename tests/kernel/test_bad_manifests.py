@@ -37,6 +37,7 @@ CASES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "unknown cm param": (HEAD + "spec: {context_manager: {type: summarising, params: {keep_turn: 3}}}\n", [("spec.context_manager.params.keep_turn", "unknown field")]),
     "binding without type": (HEAD + "spec: {context_manager: {params: {keep_turns: 3}}}\n", [("spec.context_manager.type", "Field required")]),
     "binding model twice": (HEAD + "spec: {context_manager: {type: summarising, params: {summarizer: {type: llm, model: a, params: {model: b}}}}}\n", [("spec.context_manager.params.summarizer", "'model' given both")]),
+    "pruning ratio over 1": (HEAD + "spec: {context_manager: {type: summarising, params: {pruning: {soft_trim_ratio: 2}}}}\n", [("spec.context_manager.params.pruning.soft_trim_ratio", "less than or equal to 1")]),
     "hysteresis a string": (HEAD + "spec: {context_manager: {type: summarising, params: {hysteresis_ratio: lots}}}\n", [("spec.context_manager.params.hysteresis_ratio", "valid number")]),
     "compaction bad strategy": (HEAD + "spec: {working_memory: {compaction: {strategy: compress}}}\n", [("spec.working_memory.compaction.strategy", "'summarize' or 'drop'")]),
     "max_llm_calls zero": (HEAD + "spec: {budget: {max_llm_calls: 0}}\n", [("spec.budget.max_llm_calls", "greater than or equal to 1")]),

@@ -76,12 +76,14 @@ class PruningParams(BaseModel):
     soft_trim_ratio: float = Field(
         default=0.3,
         ge=0,
-        description="Soft trim runs once the request fills this share of the window.",
+        le=1,
+        description="Soft trim runs once the request fills this share of the window (0-1).",
     )
     hard_clear_ratio: float = Field(
         default=0.5,
         ge=0,
-        description="Hard clear runs once the request fills this share of the window.",
+        le=1,
+        description="Hard clear runs once the request fills this share of the window (0-1).",
     )
     min_prunable_tool_chars: int = Field(
         default=4000,
