@@ -67,3 +67,20 @@ def test_item08_resume_with_another_input_is_refused(
     longer = _turns(tmp_path / "c.jsonl", ["alpha one", "alpha two", "alpha three"])
     assert mas_ctl("run", agent, "--input", longer, "--out", out).code == 0  # a true resume
     assert load_state(out / "session.json")["turns"] == 3
+
+
+def test_item08_bad_input_leaves_no_empty_run_folder(
+    tmp_path: Path, write: Callable[[str, str], Path], mas_ctl: Callable[..., Any]
+) -> None:
+    bad = write("bad.yaml", AGENT.replace("models:", "modles:"))
+    turns = _turns(tmp_path / "turns.jsonl", ["one"])
+    refused = mas_ctl("run", bad, "--input", turns, "--out", tmp_path / "new" / "run")
+    assert refused.code == 2 and "spec.modles" in refused.err
+    assert not (tmp_path / "new").exists()  # the lock made both folders, and took them away
+    # A folder the user already had stays, and so does what a run wrote before.
+    (tmp_path / "mine").mkdir()
+    assert mas_ctl("run", bad, "--input", turns, "--out", tmp_path / "mine").code == 2
+    assert (tmp_path / "mine").is_dir()
+    agent = write("agent.yaml", AGENT)
+    assert mas_ctl("run", agent, "--input", turns, "--out", tmp_path / "kept").code == 0
+    assert (tmp_path / "kept" / "session.json").exists()

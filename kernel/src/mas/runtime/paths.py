@@ -21,6 +21,7 @@ import shutil
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from mas.runtime.errors import MasError
 
@@ -118,30 +119,54 @@ def hold_lock(path: Path, owner: str, hint: str) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``path`` (created, never followed if a symlink).
 
     The file says who holds it, so a refused second process can name the first. The lock
-    goes with the process, so a killed holder never leaves a stale lock behind.
+    goes with the process, so a killed holder never leaves a stale lock behind. Folders
+    this call created are removed again on release when nothing but the lock was written
+    in them: a command refused for bad input leaves no empty run folder behind.
 
     :param owner: written into the file, e.g. ``mas-ctl run (pid 123)``.
     :param hint: what the refused process should do, appended to its error.
     :raises MasError: another process holds the lock.
     """
     path = Path(path)
+    created = [folder for folder in (path.parent, *path.parent.parents) if not folder.exists()]
     path.parent.mkdir(parents=True, exist_ok=True)
-    with os.fdopen(open_lock(path), "r+", encoding="utf-8") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            raise MasError(f"{path.parent} is in use by {holder}; {hint}") from None
+    try:
+        with os.fdopen(open_lock(path), "r+", encoding="utf-8") as handle:
+            yield from _locked(handle, path, owner, hint)
+    finally:
+        _remove_if_unused(path, created)
+
+
+def _locked(handle: IO[str], path: Path, owner: str, hint: str) -> Iterator[None]:
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
         handle.seek(0)
-        handle.truncate()
-        handle.write(owner)
-        handle.flush()
-        try:
-            yield
-        finally:
-            handle.truncate(0)
-            fcntl.flock(handle, fcntl.LOCK_UN)
+        holder = handle.read().strip() or "another process"
+        raise MasError(f"{path.parent} is in use by {holder}; {hint}") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(owner)
+    handle.flush()
+    try:
+        yield
+    finally:
+        handle.truncate(0)
+        fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _remove_if_unused(lock: Path, created: list[Path]) -> None:
+    """Remove ``lock`` and the folders in ``created`` (innermost first) left empty."""
+    if not created:
+        return
+    try:
+        if [entry.name for entry in lock.parent.iterdir()] != [lock.name]:
+            return
+        lock.unlink()
+        for folder in created:
+            folder.rmdir()  # refuses a folder something else wrote into meanwhile
+    except OSError:
+        return
 
 
 def _open_nofollow(path: Path, flags: int) -> int:
