@@ -55,7 +55,18 @@ demo: $(STAMP)
 	$(BIN)/mas-ctl run $(EXAMPLE_AGENT)/agent.yaml --input $(EXAMPLE_AGENT)/turns.jsonl --out runs/demo-session
 	$(BIN)/mas-ctl lab run $(EXPERIMENT)
 
-test: $(TEST_STAMP) $(MCE_STAMP)
+# report.html's browser test (tests/lab/test_report_browser.py) needs Debian's chromium.
+# As root with apt (a CI machine) it is installed here; elsewhere installing a system
+# package is the user's call, so the test skips and says how to get it.
+.PHONY: browser
+browser:
+	@if command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends chromium fonts-liberation >/dev/null; \
+	else echo "no chromium: the report.html browser test will skip (apt-get install chromium)"; fi
+
+test: $(TEST_STAMP) $(MCE_STAMP) browser
 	$(BIN)/python -m pytest
 
 # Benchmarks run in their own venv: the peers' pins never touch the test venv.
