@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from mas.runtime import PluginLoadError, Runtime, hookimpl
+from mas.runtime.errors import MasError
+from mas.runtime.events import Event
 from mas.runtime.registry import KindRegistry
 
 MAS_CTL = str(Path(sys.executable).with_name("mas-ctl"))
@@ -253,6 +255,26 @@ def test_in_process_fault_takes_out_only_that_plugin() -> None:
     [fault] = runtime.pm.failures
     assert (fault.entry_point, fault.group, fault.stage) == ("bad", "in-process", "hook")
     assert fault.file == __file__
+
+
+def test_a_user_error_from_a_resolver_propagates_but_an_observer_never_stops_a_run() -> None:
+    def refuse(ref: str) -> None:
+        raise MasError(f"no such model {ref!r}")
+
+    def watch(event: Event) -> None:
+        raise MasError("an observer's error is still a bug")
+
+    runtime = Runtime.create(
+        entry_points=False,
+        plugins=[("picky", _plugin(mas_resolve_model_ref=refuse, mas_observe_event=watch))],
+    )
+    with pytest.raises(MasError, match="no such model 'x'"):
+        runtime.call_hook("mas_resolve_model_ref", ref="x", purpose="turn", scope=None)
+    assert runtime.pm.has_plugin("picky"), "a user error is not a fault"
+
+    runtime.emit(Event("llm.call", {}))
+    assert runtime.pm.failed_names() == ["picky"]
+    assert runtime.pm.failures[0].stage == "call"
 
 
 def test_strict_raises_the_first_fault() -> None:

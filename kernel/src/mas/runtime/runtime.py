@@ -81,17 +81,24 @@ class Runtime:
         """
         for listener in list(self._listeners):
             listener(event)
-        self.call_hook("mas_observe_event", event=event)
+        self.call_hook("mas_observe_event", event=event, user_errors=())
 
-    def call_hook(self, name: str, **kwargs: Any) -> list[Any]:
+    def call_hook(
+        self,
+        name: str,
+        *,
+        user_errors: tuple[type[Exception], ...] = (MasError,),
+        **kwargs: Any,
+    ) -> list[Any]:
         """Call behaviour hook ``name`` plugin by plugin; the answers that are not ``None``.
 
         Implementations run in pluggy's order, and a ``firstresult`` hook stops at its
-        first answer. An implementation that raises anything but a
-        :class:`~mas.runtime.errors.MasError` (which is meant for the user and propagates)
-        faults its plugin as a failing registration hook does: reported once with its file
-        and line and the ``MAS_DISABLE_PLUGINS`` hint, left out from then on, and the
-        other plugins answer. The kernel's own ``builtin`` plugin is never left out.
+        first answer. An implementation that raises anything but one of ``user_errors``
+        (by default a :class:`~mas.runtime.errors.MasError`, meant for the user: it
+        propagates) faults its plugin as a failing registration hook does: reported once
+        with its file and line and the ``MAS_DISABLE_PLUGINS`` hint, left out from then
+        on, and the other plugins answer. The kernel's own ``builtin`` plugin is never
+        left out.
         """
         caller = getattr(self.pm.hook, name)
         first = bool(caller.spec and caller.spec.opts.get("firstresult"))
@@ -101,7 +108,7 @@ class Runtime:
             trace(name, impl.plugin_name)
             try:
                 answer = impl.function(**_accepted(kwargs, impl.argnames))
-            except MasError:
+            except user_errors:
                 raise
             except Exception as exc:  # one plugin's bug must not take the run down
                 if impl.plugin_name == "builtin":
