@@ -3,6 +3,7 @@ repaired) for the identifiers of what they fold; the extractor is a plugin kind.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -10,7 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mas.library.standard.offline._rules import respond
-from mas.library.standard.plugins.context.identifier_check import SECTION_HEAD
+from mas.library.standard.plugins.context.identifier_check import (
+    PHRASE_CHARS,
+    SECTION_HEAD,
+    _Phrases,
+)
 from mas.library.standard.plugins.context.identifiers import _FAMILIES, identifiers_in
 from mas.runtime import hookimpl
 from mas.runtime.context import ContextBudget, FixedCosts, History
@@ -219,3 +224,35 @@ def test_an_unknown_extractor_is_a_one_line_error_naming_the_field() -> None:
     with pytest.raises(MasError) as info:
         summarising(identifier_extractor={"type": "nope"})
     assert "identifier_extractor" in str(info.value) and "standard" in str(info.value)
+
+
+def _first_sentence(messages: list[Message], identifier: str) -> str:
+    """The phrase rule stated directly: the first sentence holding it, whitespace folded."""
+    for message in messages:
+        content = message.get("content")
+        if not isinstance(content, str):
+            continue
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", content):
+            if identifier in sentence:
+                sentence = " ".join(sentence.split()).removeprefix("- ")
+                if len(sentence) <= PHRASE_CHARS:
+                    return sentence
+                at = max(0, sentence.index(identifier) - PHRASE_CHARS // 3)
+                return "..." + sentence[at : at + PHRASE_CHARS] + "..."
+    return identifier
+
+
+_WORDS = st.sampled_from(["RC-7186", "BK-4471", "refund", "case", ".", "!", "\n", " ", "- ",
+                          "x" * 90, "INV-0042.", "tool"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(_WORDS, max_size=30).map("".join), max_size=4),
+       st.lists(st.sampled_from(["RC-7186", "BK-4471", "INV-0042", "absent"]), max_size=6))
+def test_phrases_split_each_message_once_and_give_the_first_sentence(
+    texts: list[str], identifiers: list[str]
+) -> None:
+    messages: list[Message] = [{"role": "tool", "content": t} for t in texts]
+    messages.insert(len(messages) // 2, {"role": "assistant", "content": None})
+    phrase = _Phrases(messages)
+    assert [phrase(i) for i in identifiers] == [_first_sentence(messages, i) for i in identifiers]

@@ -132,8 +132,9 @@ class IdentifierCheck:
                 first.setdefault(identifier, rank.get(str(message.get("role")), 3))
         lines: list[str] = []
         used = DEFAULT_ESTIMATOR.text(SECTION_HEAD)
+        phrase = _Phrases(carriers)
         for identifier in sorted(missing, key=lambda i: first.get(i, 3)):
-            line = f"- {identifier}: {_phrase(carriers, identifier)}"
+            line = f"- {identifier}: {phrase(identifier)}"
             cost = DEFAULT_ESTIMATOR.text(line) + 1
             if used + cost > room:
                 continue
@@ -156,7 +157,7 @@ class IdentifierCheck:
         # Only the phrases the missing identifiers stood in: a 60k-character tool result
         # that mentions one code costs the re-ask one sentence, not the whole result.
         sources: list[Message] = [
-            {"role": "user", "content": "\n".join(_phrase(folded, i) for i in missing)}
+            {"role": "user", "content": "\n".join(map(_Phrases(folded), missing))}
         ]
         again = replace(
             request, messages=sources, previous_summary=text, must_include=tuple(missing)
@@ -179,20 +180,35 @@ PHRASE_CHARS = 120
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
-def _phrase(messages: list[Message], identifier: str) -> str:
-    """The sentence ``identifier`` first stood in, bounded to :data:`PHRASE_CHARS`."""
-    for message in messages:
-        content = message.get("content")
-        if not isinstance(content, str) or identifier not in content:
-            continue
-        for sentence in _SENTENCE_END.split(content):
-            if identifier in sentence:
-                sentence = " ".join(sentence.split()).removeprefix("- ")
-                if len(sentence) <= PHRASE_CHARS:
-                    return sentence
-                at = max(0, sentence.index(identifier) - PHRASE_CHARS // 3)
-                return "..." + sentence[at : at + PHRASE_CHARS] + "..."
-    return identifier
+class _Phrases:
+    """The sentence an identifier first stood in, bounded to :data:`PHRASE_CHARS`.
+
+    Each message is split into sentences once, on first need: a summary can miss
+    hundreds of identifiers from the same long tool results.
+
+    :param messages: where to look, in order.
+    """
+
+    def __init__(self, messages: list[Message]) -> None:
+        self._texts = [m["content"] for m in messages if isinstance(m.get("content"), str)]
+        self._sentences: dict[int, list[str]] = {}
+
+    def __call__(self, identifier: str) -> str:
+        """The phrase for ``identifier`` (the identifier itself where none holds it)."""
+        for index, content in enumerate(self._texts):
+            if identifier not in content:
+                continue
+            sentences = self._sentences.get(index)
+            if sentences is None:
+                sentences = self._sentences[index] = _SENTENCE_END.split(content)
+            for sentence in sentences:
+                if identifier in sentence:
+                    sentence = " ".join(sentence.split()).removeprefix("- ")
+                    if len(sentence) <= PHRASE_CHARS:
+                        return sentence
+                    at = max(0, sentence.index(identifier) - PHRASE_CHARS // 3)
+                    return "..." + sentence[at : at + PHRASE_CHARS] + "..."
+        return identifier
 
 
 @dataclass(frozen=True)
