@@ -191,6 +191,17 @@ LATE_FAULTS = {
         "run",
         6,
     ),
+    # Every ready-made metric is built to list or score the defaults, asked for or not.
+    "eval_metric_factory": (
+        HEADER
+        + "@hookimpl\n"
+        + "def mas_register_eval_metrics(registry):\n"
+        + "    def make(params, ctx):\n"
+        + "        raise RuntimeError('bug in my hook')\n"
+        + "    registry.register('my_metric', make)\n",
+        "eval",
+        6,
+    ),
 }
 SMALL_AGENT = """\
 apiVersion: mas/v1
@@ -211,7 +222,11 @@ def test_a_hook_or_factory_raising_later_is_reported_once_and_the_run_goes_on(
     plugin_file = install_faulty(tmp_path, "behaviour", source)
     (tmp_path / "agent.yaml").write_text(SMALL_AGENT)
     (tmp_path / "turns.jsonl").write_text('"My id is X-1."\n"What is my id?"\n')
-    args = ["agent.yaml"] + (["--input", "turns.jsonl", "--out", "out"] if command == "run" else [])
+    args = {
+        "run": ["agent.yaml", "--input", "turns.jsonl", "--out", "out"],
+        "validate": ["agent.yaml"],
+        "eval": ["--list-metrics"],
+    }[command]
 
     done = mas_ctl(tmp_path, command, *args)
     assert done.returncode == 0, done.stderr
@@ -219,7 +234,7 @@ def test_a_hook_or_factory_raising_later_is_reported_once_and_the_run_goes_on(
     # Called for every event and turn, reported once: the plugin is left out after its fault.
     assert done.stderr.count("MAS_DISABLE_PLUGINS=faulty skips it") == 1, done.stderr
     assert (
-        f'Error calling a hook of plugin "faulty" (entry point group \'mas\', distribution '
+        f'Error calling into plugin "faulty" (entry point group \'mas\', distribution '
         f"mas-faulty-behaviour 1.0) at {plugin_file}:{line}: RuntimeError: bug in my hook"
     ) in done.stderr
     if command == "run":

@@ -42,11 +42,16 @@ def package_of(plugin: object) -> str | None:
     return parent or name
 
 
-def fault_location(exc: BaseException, package: str | None) -> tuple[str | None, int | None]:
+def fault_location(
+    exc: BaseException, package: str | None, default: object = None
+) -> tuple[str | None, int | None]:
     """File and line of ``exc`` in the plugin's code (``package``), else its innermost frame.
 
     A syntax error carries its own position; otherwise the innermost frame inside
-    ``package`` wins, then the innermost frame that is not import or hook machinery.
+    ``package`` wins, then (when given) the definition of ``default``, the plugin function
+    that was called (an exception raised on calling it, such as a ``TypeError`` for its
+    signature, has no frame of its own), then the innermost frame that is not import or
+    hook machinery.
     """
     if isinstance(exc, SyntaxError) and exc.filename:
         return exc.filename, exc.lineno
@@ -59,6 +64,10 @@ def fault_location(exc: BaseException, package: str | None) -> tuple[str | None,
         mine = [f for f in frames if f[2] == package or str(f[2]).startswith(package + ".")]
         if mine:
             return mine[-1][0], mine[-1][1]
+    if default is not None:
+        file, line = function_location(default)
+        if file:
+            return file, line
     outside = [f for f in frames if not _is_machinery(f[0])]
     chosen = outside or frames
     return (chosen[-1][0], chosen[-1][1]) if chosen else (None, None)

@@ -79,7 +79,7 @@ class PluginLoadError(MasError):
         "register": "registering",
         "hook": "running a registration hook of",
         "command": "adding a command of",
-        "call": "calling a hook of",
+        "call": "calling into",
     }
 
     def __init__(

@@ -65,7 +65,7 @@ class Runtime:
 
     def fail_factory(self, entry: TypeEntry, reason: BaseException, *, stage: str) -> None:
         """Fault the plugin whose factory for ``entry`` raised ``reason``, at its own line."""
-        file, line = fault_location(reason, package_of(entry.factory))
+        file, line = fault_location(reason, package_of(entry.factory), entry.factory)
         self.fail_plugin(entry.provider.name, reason, stage=stage, file=file, line=line)
 
     def add_listener(self, listener: EventListener) -> Callable[[], None]:
@@ -113,7 +113,7 @@ class Runtime:
             except Exception as exc:  # one plugin's bug must not take the run down
                 if impl.plugin_name == "builtin":
                     raise
-                file, line = fault_location(exc, package_of(impl.plugin))
+                file, line = fault_location(exc, package_of(impl.plugin), impl.function)
                 self.fail_plugin(impl.plugin_name, exc, stage="call", file=file, line=line)
                 continue
             if answer is not None:

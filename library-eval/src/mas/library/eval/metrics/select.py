@@ -39,14 +39,18 @@ class CatalogEntry:
     default: bool
 
 
-def _build_default(entry: TypeEntry) -> Metric | None:
+def _build_default(runtime: Runtime, entry: TypeEntry) -> Metric | None:
     # A metric whose params have required fields (prompt_metric) is a template, not a
     # ready-made id: it is only bound with params.
     try:
         params = entry.validate_params({})
     except ValidationError:
         return None
-    metric: Metric = entry.factory(params, None)
+    try:
+        metric: Metric = entry.factory(params, None)
+    except Exception as exc:  # nobody asked for it by name: fault its plugin, score the rest
+        runtime.fail_factory(entry, exc, stage="call")
+        return None
     return metric
 
 
@@ -54,7 +58,7 @@ def catalog(runtime: Runtime) -> list[CatalogEntry]:
     """Every registered ready-made metric, sorted by id."""
     found = []
     for entry in runtime.registries.eval_metric:
-        metric = _build_default(entry)
+        metric = _build_default(runtime, entry)
         if metric is None:
             continue
         found.append(CatalogEntry(
@@ -92,7 +96,7 @@ def bind_metrics(
     registry = runtime.registries.eval_metric
     where = f"{location}." if location else ""
     if metrics is None:
-        bound = [item for item in (_build_default(e) for e in registry) if item is not None]
+        bound = [m for m in (_build_default(runtime, e) for e in registry) if m is not None]
     for index, raw in enumerate(metrics or []):
         at = f"{where}metrics[{index}]"
         try:
