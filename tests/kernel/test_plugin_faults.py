@@ -48,6 +48,17 @@ FAULTS = {
         5,
         "summarizer type name 'NotSnake' must be lower_snake_case",
     ),
+    "params_without_schema": (
+        HEADER
+        + "from typing import Callable\nfrom pydantic import BaseModel\n\n"
+        + "class P(BaseModel):\n    fn: Callable[[int], int] = abs\n\n"
+        + "@hookimpl\n"
+        + "def mas_register_summarizers(registry):\n"
+        + "    registry.register('callable_params', lambda p, c: None, params=P)\n",
+        "hook",
+        11,
+        "summarizer type 'callable_params': params model P has no JSON Schema",
+    ),
     "misspelled_hook": (
         HEADER + "@hookimpl\ndef mas_register_summarisers(registry):\n    pass\n",
         "register",

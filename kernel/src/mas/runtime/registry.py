@@ -98,6 +98,19 @@ class TypeEntry:
         return self.params.model_validate(raw or {})
 
 
+def _check_schema(kind: str, name: str, params: type[BaseModel]) -> None:
+    # `mas-ctl schema` and `plugins TYPE` publish every params model: one that cannot be
+    # written as JSON Schema is refused here, as its plugin's fault, not in those commands.
+    try:
+        params.model_json_schema(by_alias=True)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(
+            f"{kind} type {name!r}: params model {params.__name__} has no JSON Schema "
+            f"({first}); give each field a type a YAML value can fill"
+        ) from exc
+
+
 @dataclass
 class KindRegistry:
     """The registry of one kind, handed to that kind's registration hook.
@@ -129,11 +142,14 @@ class KindRegistry:
             Omitted means the type takes no params.
         :param description: one line shown by ``mas-ctl plugins``.
         :param aliases: other names that bind the same type (folded like ``name``).
-        :raises ValueError: the name is not lower_snake_case.
+        :raises ValueError: the name is not lower_snake_case, or ``params`` has no JSON
+            Schema (a field no YAML value can fill).
         :raises DuplicateTypeError: another plugin already registered the name.
         """
         if not _NAME.match(name):
             raise ValueError(f"{self.kind} type name {name!r} must be lower_snake_case")
+        if params is not None:
+            _check_schema(self.kind, name, params)
         entry = TypeEntry(
             kind=self.kind,
             name=name,
