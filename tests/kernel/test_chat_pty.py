@@ -122,6 +122,14 @@ def test_chat_in_a_terminal(chat) -> None:  # type: ignore[no-untyped-def]
     term.expect(r"/help for commands")
     term.expect(r"you> ")
 
+    # Before any request: the manifest's window and reserve, not blanks.
+    term.type("/inspect\r")
+    shown = term.expect(r"status +ok")
+    assert "window       4000 tokens (spec.models[id=main].context_window)" in shown
+    assert "hard budget set by the first request, completion reserve 200" in shown
+    assert "None" not in shown
+    term.expect(r"you> ")
+
     term.type("My locker number is 4412.\r")
     term.expect(r"runner> .*\n")
     term.expect(r"you> ")
@@ -170,7 +178,7 @@ def test_chat_in_a_terminal(chat) -> None:  # type: ignore[no-untyped-def]
     assert (out / "transcript.json").is_file() and (out / "events.jsonl").is_file()
     # readline keeps a line recalled and sent again once, as a shell does.
     history = (out / "chat_history.txt").read_text().splitlines()
-    assert history[:2] == ["My locker number is 4412.", "What is my locker number?"]
+    assert history[:3] == ["/inspect", "My locker number is 4412.", "What is my locker number?"]
     assert "/frobnicate" in history
 
 

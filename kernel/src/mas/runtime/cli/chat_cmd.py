@@ -142,6 +142,10 @@ def _command(session: AgentSession, text: str) -> bool:
         if rest.strip() == "--json":
             click.echo(json.dumps(view, indent=2))
         else:
+            if view.get("window") is None:  # no request yet: what the manifest resolved
+                settings = session.settings
+                view.update(window=settings.window, window_source=settings.window_source,
+                            reserve=settings.reserve)
             for row in usage_lines(view):
                 click.echo(row)
     else:
@@ -154,10 +158,12 @@ def usage_lines(view: dict[str, Any]) -> list[str]:
     window = view.get("window")
     estimate = view.get("estimated_prompt_tokens")
     fill = view.get("fill_ratio")
+    budget = view.get("hard_budget")
     lines = [
         f"model        {view['model']} ({view['model_source']})",
         f"window       {window} tokens ({view.get('window_source')}); hard budget "
-        f"{view.get('hard_budget')}, completion reserve {view.get('reserve')}",
+        f"{'set by the first request' if budget is None else budget}, completion reserve "
+        f"{view.get('reserve')}",
     ]
     if estimate is None:
         lines.append("last request none yet")
