@@ -110,6 +110,17 @@ def chat(tmp_path: Path):  # type: ignore[no-untyped-def]
         os.close(term.fd)
 
 
+def sigint_takers(pid: int) -> list[int]:
+    """Threads of process ``pid`` that do not block SIGINT: any may be handed a Ctrl-C."""
+    takers = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found = re.search(r"^SigBlk:\s*([0-9a-f]+)", (task / "status").read_text(), re.M)
+        assert found is not None
+        if not int(found[1], 16) & (1 << (signal.SIGINT - 1)):
+            takers.append(int(task.name))
+    return takers
+
+
 def user_turns(out: Path) -> list[str]:
     """The user messages the run folder kept."""
     transcript = json.loads((out / "session.json").read_text())["transcript"]
@@ -133,6 +144,10 @@ def test_chat_in_a_terminal(chat) -> None:  # type: ignore[no-untyped-def]
     term.type("My locker number is 4412.\r")
     term.expect(r"runner> .*\n")
     term.expect(r"you> ")
+    # The model call started litellm's worker threads; a Ctrl-C handed to one of them
+    # would leave the prompt waiting, so only the main thread may take it.
+    if Path("/proc/self/task").is_dir():
+        assert sigint_takers(term.pid) == [term.pid]
 
     # Line editing: a missing letter typed after moving left.
     term.type(f"What is my locker numbr?{LEFT * 2}e\r")

@@ -8,7 +8,9 @@ what is in progress and returns to the prompt, Ctrl-D or ``/exit`` to save and q
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -75,6 +77,7 @@ def chat_command(
     stop_warnings = print_warnings(runtime)
     stop_tracing = trace_session(runtime, otel, session)
     save_history = _line_editing(out / HISTORY_FILE)
+    _ctrl_c_to_the_main_thread()
     resumed = f", resuming after turn {session.turns}" if session.turns else ""
     click.echo(
         f"{session.agent_name} on {session.engine.model} (session {session.session_id}"
@@ -83,6 +86,7 @@ def chat_command(
     try:
         _loop(session)
     finally:
+        threading.setprofile(None)
         save_history()
         stop_warnings()
         lost_spans = stop_tracing()
@@ -189,6 +193,23 @@ def usage_lines(view: dict[str, Any]) -> list[str]:
         counts = ", ".join(f"{kind} {n}" for kind, n in sorted(degradation.items()))
         lines.append(f"degraded by  {counts}")
     return lines
+
+
+def _ctrl_c_to_the_main_thread() -> None:
+    """Make every thread started from now on (litellm's workers) block SIGINT.
+
+    The kernel may hand a process's SIGINT to any thread that does not block it; one that
+    lands on a worker leaves the main thread waiting in readline or on a socket, and that
+    Ctrl-C is lost. A thread's first Python call blocks it there, once.
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # no POSIX threads' signal masks (Windows)
+        return
+
+    def block(frame: Any, event: str, arg: Any) -> None:
+        sys.setprofile(None)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+    threading.setprofile(block)
 
 
 def _line_editing(history: Path) -> Callable[[], None]:
