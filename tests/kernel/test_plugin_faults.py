@@ -252,6 +252,16 @@ def test_a_hook_or_factory_raising_later_is_reported_once_and_the_run_goes_on(
         transcript = json.loads((tmp_path / "out/transcript.json").read_text())
         assert [m["content"] for m in transcript["messages"] if m["role"] == "user"] == [
             "My id is X-1.", "What is my id?"]
+        assert transcript["status"] == "ok", "a notice: the session may not have needed it"
+        # The turn model is resolved when the session opens; the other faults come in a
+        # turn, which counts them and keeps the reason in the run folder.
+        counted = {} if kind == "mas_resolve_model_ref" else {"plugin_faults": 1}
+        assert transcript["degradation"]["counts"] == counted
+        if counted:
+            assert (
+                f"plugin_faults: 1 (last: plugin 'faulty' left out, at {plugin_file}:{line}: "
+                "RuntimeError: bug in my hook)"
+            ) in done.stderr
 
 
 def _plugin(**hooks: object) -> object:

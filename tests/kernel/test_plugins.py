@@ -137,7 +137,11 @@ def test_observer_failure_does_not_stop_others() -> None:
         ],
     )
     runtime.emit(Event("llm.call", {"n": 1}))
-    assert seen == ["llm.call"]
+    # The broken observer is left out, and the others hear of it.
+    assert seen == ["llm.call", "plugin.fault"]
+    assert runtime.pm.failed_names() == ["broken"]
+    runtime.emit(Event("llm.call", {"n": 2}))
+    assert seen == ["llm.call", "plugin.fault", "llm.call"]
 
 
 def test_listener_removal() -> None:

@@ -29,11 +29,12 @@ DEGRADING = (
 )
 """Kinds that make a session ``degraded``."""
 
-NOTICES = ("window_overflows_recovered", "summarizer_backoffs")
+NOTICES = ("window_overflows_recovered", "summarizer_backoffs", "plugin_faults")
 """Kinds counted and shown that do not by themselves degrade a session: a turn or summary
 request cut to fit its model's window (before sending, or after the provider refused it
-whole), and summary calls skipped while backing off a failing summarizer (each of those
-is also a compaction failure)."""
+whole), summary calls skipped while backing off a failing summarizer (each of those
+is also a compaction failure), and plugins left out during a turn because a hook or
+factory of theirs raised (the session may not have needed them)."""
 
 KINDS = DEGRADING + NOTICES
 """Every kind a record accepts."""

@@ -184,7 +184,8 @@ def mas_observe_event(event: Event) -> None:
     Called synchronously, in the order events happen: ``context.assembled`` for each
     assembled request, ``compaction.start`` / ``compaction.stop`` /
     ``compaction.exception`` around history compaction, ``llm.call`` for each provider
-    call, ``cache.lookup`` for each response-cache probe. Events carry numbers and
+    call, ``cache.lookup`` for each response-cache probe, ``plugin.fault`` when a plugin
+    is left out after start-up (its hook or factory raised). Events carry numbers and
     metadata, never prompt text. An observer that raises does not stop the run: its
     plugin is reported once and left out, as for any hook that raises.
 

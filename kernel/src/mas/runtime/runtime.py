@@ -14,6 +14,7 @@ from mas.runtime.errors import MasError
 from mas.runtime.events import Event
 from mas.runtime.plugins import MasPluginManager, make_plugin_manager
 from mas.runtime.registry import KINDS, REGISTRATION_HOOKS, Registries, TypeEntry
+from mas.runtime.secrets import mask
 
 EventListener = Callable[[Event], None]
 
@@ -55,13 +56,21 @@ class Runtime:
         file: str | None = None,
         line: int | None = None,
     ) -> None:
-        """Fault plugin ``name`` after start-up: record and report it, forget its types."""
+        """Fault plugin ``name`` after start-up: record and report it, forget its types.
+
+        Emits ``plugin.fault`` (outside any session: the plugin is gone for all of them),
+        which a session whose turn is running counts as ``plugin_faults``.
+        """
         with self._faults_lock:  # sessions on threads may fault the same plugin at once
             if name in self.pm.failed_names():
                 return
-            self.pm.fail(name, reason, stage=stage, file=file, line=line)
+            error = self.pm.fail(name, reason, stage=stage, file=file, line=line)
             for registry in self.registries:
                 registry.discard_provider(name)
+        self.emit(Event("plugin.fault", {
+            "plugin": name, "distribution": error.distribution, "stage": stage,
+            "file": file, "line": line, "error": mask(f"{type(reason).__name__}: {reason}"),
+        }))
 
     def fail_factory(self, entry: TypeEntry, reason: BaseException, *, stage: str) -> None:
         """Fault the plugin whose factory for ``entry`` raised ``reason``, at its own line."""

@@ -165,7 +165,7 @@ class AgentSession:
         schemas = self._schemas
         calls = compactions = 0
         answer = ""
-        stop_counting = self.runtime.add_listener(self._count_failed_compaction)
+        stop_counting = self.runtime.add_listener(self._count_turn_event)
         try:
             for round_number in range(self.settings.max_tool_rounds):
                 request = self._prepare(user, working, schemas)
@@ -198,7 +198,15 @@ class AgentSession:
         """
         return self.engine.degradation
 
-    def _count_failed_compaction(self, event: Event) -> None:
+    def _count_turn_event(self, event: Event) -> None:
+        if event.name == "plugin.fault":
+            # Runtime-wide: a plugin left out while this turn ran (its hook or factory
+            # raised); later requests go without it.
+            data = event.data
+            where = f"{data.get('file')}:{data.get('line')}"
+            self.degradation.add("plugin_faults", reason=(
+                f"plugin {data.get('plugin')!r} left out, at {where}: {data.get('error')}")[:300])
+            return
         # Only compactions of this session, while its turn runs (the runtime is shared).
         if event.name != "compaction.exception" or event.session_id != self.session_id:
             return
