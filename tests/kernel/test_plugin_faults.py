@@ -240,8 +240,14 @@ def test_a_hook_or_factory_raising_later_is_reported_once_and_the_run_goes_on(
     }[command]
 
     done = mas_ctl(tmp_path, command, *args)
-    assert done.returncode == 0, done.stderr
+    # A run goes on to its end, and ends degraded: what ran after the fault ran without
+    # the plugin. validate and a listing report the fault and do their job.
+    assert done.returncode == (3 if command == "run" else 0), done.stderr
     assert "Traceback" not in done.stderr
+    if command == "run":
+        assert done.stderr.strip().splitlines()[-1] == (
+            f"degraded: plugin 'faulty' left out during the run, at {plugin_file}:{line} "
+            "(RuntimeError)")
     # Called for every event and turn, reported once: the plugin is left out after its fault.
     assert done.stderr.count("MAS_DISABLE_PLUGINS=faulty skips it") == 1, done.stderr
     assert (
@@ -404,3 +410,35 @@ def test_verbose_adds_the_plugin_traceback(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert "Traceback (most recent call last)" in done.stderr
     assert f'File "{plugin_file}", line 6' in done.stderr
+
+
+@pytest.mark.slow
+def test_a_lab_campaign_whose_plugin_faulted_midway_ends_degraded(tmp_path: Path) -> None:
+    source = LATE_FAULTS["mas_collect_context_parts"][0]
+    plugin_file = install_faulty(tmp_path, "behaviour", source)
+    experiment = ROOT / "library-lab/examples/context-ablation/experiment.yaml"
+    done = mas_ctl(tmp_path, "lab", "run", str(experiment), "--limit", "2", "--flavour",
+                   "summarising", "--runs-dir", str(tmp_path / "runs"))
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 3, done.stderr
+    assert f"degraded: plugin 'faulty' left out during the run, at {plugin_file}:5" in done.stderr
+    assert "(plugin_faults); sessions after it ran without it" in done.stderr
+    accepted = mas_ctl(tmp_path, "lab", "report", str(next((tmp_path / "runs").glob("*/*"))),
+                       "--allow-degraded")
+    assert accepted.returncode == 0, accepted.stderr
+
+
+@pytest.mark.slow
+def test_scoring_with_a_metric_plugin_that_faulted_ends_degraded(tmp_path: Path) -> None:
+    plugin_file = install_faulty(tmp_path, "behaviour", LATE_FAULTS["eval_metric_factory"][0])
+    (tmp_path / "agent.yaml").write_text(SMALL_AGENT)
+    (tmp_path / "turns.jsonl").write_text('"My id is X-1."\n"What is my id?"\n')
+    ran = mas_ctl(tmp_path, "run", "agent.yaml", "--input", "turns.jsonl", "--out", "out",
+                  MAS_DISABLE_PLUGINS="faulty")
+    assert ran.returncode == 0, ran.stderr
+    scored = mas_ctl(tmp_path, "eval", "out")
+    assert "Traceback" not in scored.stderr
+    assert scored.returncode == 3, scored.stderr
+    assert scored.stderr.strip().splitlines()[-1] == (
+        f"degraded: plugin 'faulty' left out during the run, at {plugin_file}:6 (RuntimeError)")
+    assert (tmp_path / "out/metrics.json").is_file(), "the other metrics were scored"

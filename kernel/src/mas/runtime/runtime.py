@@ -30,6 +30,10 @@ class Runtime:
         self.registries = build_registries(pm)
         self._listeners: list[EventListener] = []
         self._faults_lock = threading.Lock()
+        self.faults: list[str] = []
+        """One line per plugin left out while commands ran (not at start-up), for the
+        command to end degraded: what ran before the fault had the plugin, what ran after
+        did not."""
 
     @classmethod
     def create(
@@ -67,6 +71,9 @@ class Runtime:
             error = self.pm.fail(name, reason, stage=stage, file=file, line=line)
             for registry in self.registries:
                 registry.discard_provider(name)
+            if stage != "command":  # a plugin command that fails to load is start-up
+                self.faults.append(f"plugin {name!r} left out during the run, at "
+                                   f"{file}:{line} ({type(reason).__name__})")
         self.emit(Event("plugin.fault", {
             "plugin": name, "distribution": error.distribution, "stage": stage,
             "file": file, "line": line, "error": mask(f"{type(reason).__name__}: {reason}"),

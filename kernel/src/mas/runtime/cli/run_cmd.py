@@ -265,23 +265,24 @@ def accounting_lines(
 def report_degradation(session: AgentSession, allow: bool, lost_spans: int = 0) -> None:
     """Print what degraded, one line per kind, and exit 3 unless ``allow``.
 
-    :param lost_spans: spans the trace exporter could not deliver. The session's numbers
-        are intact then, so they stay out of its degradation record, but a run whose
-        trace is incomplete must not end like a clean one either.
+    Besides the session's own record, two failures of the run degrade it: spans the
+    trace exporter could not deliver (``lost_spans``), and plugins left out while it ran
+    (:attr:`Runtime.faults <mas.runtime.runtime.Runtime.faults>`). The session's numbers
+    may be intact then, but a run whose trace or plugins failed must not end like a clean
+    one.
     """
     record = session.degradation
     for kind, count in sorted(record.counts.items()):
         last = record.reasons.get(kind)
         click.echo(f"{kind}: {count}" + (f" (last: {last})" if last else ""), err=True)
     accepted = "; accepted (--allow-degraded)" if allow else ""
-    if record.degraded:
-        click.echo(
-            f"degraded: session {session.session_id} finished, but its numbers are not the "
-            f"strategy's own{accepted}",
-            err=True,
-        )
+    failures = list(session.runtime.faults)
     if lost_spans:
-        click.echo(f"degraded: {lost_spans} span(s) of the trace were not exported{accepted}",
-                   err=True)
-    if (record.degraded or lost_spans) and not allow:
+        failures.append(f"{lost_spans} span(s) of the trace were not exported")
+    if record.degraded:
+        failures.insert(0, f"session {session.session_id} finished, but its numbers are not "
+                           "the strategy's own")
+    for failure in failures:
+        click.echo(f"degraded: {failure}{accepted}", err=True)
+    if failures and not allow:
         sys.exit(EXIT_DEGRADED)

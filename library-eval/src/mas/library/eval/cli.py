@@ -23,6 +23,7 @@ from mas.library.eval.metrics.select import bind_metrics, catalog
 from mas.library.eval.run import find_runs
 from mas.runtime.cli._app import handle_errors, state_of
 from mas.runtime.cli._otel import warn_untraced
+from mas.runtime.degradation import EXIT_DEGRADED
 from mas.runtime.errors import ManifestError, Problem
 from mas.runtime.protocols import ChatEngine
 from mas.runtime.runtime import Runtime
@@ -100,6 +101,10 @@ def eval_command(ctx: click.Context, source: Path | None, metrics: tuple[str, ..
         _print_report(report, as_json)
         if any(outcome.status == "failed" for outcome in report.runs):
             sys.exit(EXIT_RUN_FAILED)
+        if runtime.faults:  # scores before and after the fault came from other plugins
+            for fault in runtime.faults:
+                click.echo(f"degraded: {fault}", err=True)
+            sys.exit(EXIT_DEGRADED)
 
 
 def _config(path: Path | None, metrics: tuple[str, ...], prompt_metrics: tuple[str, ...],

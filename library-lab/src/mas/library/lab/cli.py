@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,13 @@ def _verbose(ctx: click.Context) -> bool:
     return bool(ctx.find_root().params.get("verbose"))
 
 
-def _finish(outcome: LabOutcome, allow_degraded: bool = False, as_json: bool = False) -> None:
+def _finish(outcome: LabOutcome, allow_degraded: bool = False, as_json: bool = False,
+            faults: Sequence[str] = ()) -> None:
+    """Print the table (or the JSON document) and exit as the run went.
+
+    :param faults: plugins this process left out while the run went
+        (:attr:`Runtime.faults <mas.runtime.runtime.Runtime.faults>`); they degrade it.
+    """
     table = outcome.run.path / TABLE_FILE
     report = outcome.run.path / REPORT_FILE
     if as_json:
@@ -62,6 +69,7 @@ def _finish(outcome: LabOutcome, allow_degraded: bool = False, as_json: bool = F
                    "the same command again to retry them", err=True)
         sys.exit(EXIT_STEP_FAILED)
     lines = degraded_lines(index, read_json(outcome.run.path / RESULTS_FILE, {}))
+    lines += [f"degraded: {fault}" for fault in faults]
     for line in lines:
         click.echo(line, err=True)
     if lines and not allow_degraded:
@@ -124,7 +132,7 @@ def run_command(ctx: click.Context, experiment: Path, flavours: tuple[str, ...],
             max_concurrency=max_concurrency, overwrite=overwrite, new=new, runs_root=runs_dir,
             config=config, stream=sys.stderr, backend=backend, address=address,
         )
-    _finish(outcome, allow_degraded, as_json)
+    _finish(outcome, allow_degraded, as_json, state_of(ctx).runtime.faults)
 
 
 @lab_group.command("report")

@@ -116,4 +116,10 @@ def degraded_lines(sessions: dict[str, Any] | None,
             (per.get(flavour) or {}).get("counts") or {})
         lines.append(f"degraded: flavour {flavour!r}: {max(counted, len(mine))}{of} session(s); "
                      f"e.g. {mine[0]['session_id'] + ': ' if mine else ''}{why}")
+    # A plugin left out mid-run does not degrade the session it happened in (it may not
+    # have used the plugin), but the campaign ran partly with it and partly without.
+    left_out = sum(int((d.get("counts") or {}).get("plugin_faults", 0)) for d in per.values())
+    if left_out:
+        lines.append(f"degraded: a plugin was left out while {left_out} session turn(s) ran "
+                     "(plugin_faults); sessions after it ran without it")
     return lines
