@@ -79,7 +79,7 @@ def test_an_input_over_the_window_is_warned_about_in_run(tmp_path: Path, agent: 
     done = mas_ctl("run", agent, "--input", turns, "--out", tmp_path / "out")
     warnings = [line for line in done.err.splitlines() if line.startswith("warning: ")]
     assert len(warnings) == 1, done.err
-    assert "exceeds the hard budget" in warnings[0] and "sent as is" in warnings[0]
+    assert "exceeds the hard budget" in warnings[0] and "sent over budget" in warnings[0]
 
 
 def test_an_input_over_the_window_is_warned_about_in_chat(

@@ -20,7 +20,8 @@ Every committed message removed in steps 2 and 4 is *cut by the budget* in the r
 accounting (:mod:`mas.runtime.context.accounting`).
 
 Pinned parts, retained skill rows, the current user turn and tool schemas are never
-removed. If they alone exceed the budget the request is sent as is with a warning.
+removed. If they alone exceed the budget the request leaves the trimmer over budget with a
+warning; the engine still cuts a request larger than the model's window before sending.
 """
 
 from __future__ import annotations
@@ -234,7 +235,8 @@ class _Trim:
         if total > self.budget:
             self.r.warnings.append(
                 f"pinned content alone ({total} estimated tokens) exceeds the hard budget "
-                f"({self.budget}); sent as is"
+                f"({self.budget}); nothing more can be removed, so it is sent over budget "
+                "(the engine cuts it, counted, if it exceeds the model's window)"
             )
         return self._finish()
 
