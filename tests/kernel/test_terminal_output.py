@@ -108,3 +108,16 @@ def test_validate_compile_and_run_json_report_problems_as_json(mas_ctl, write) -
         assert problem["location"] == "spec.context_manager.params.keep_turns"
         assert problem["value"] == -1
         assert problem["line"].startswith(f"{bad}: spec.context_manager.params.keep_turns: ")
+
+
+@pytest.mark.parametrize("command", [["validate"], ["compile"], ["lab", "run"], ["lab", "report"],
+                                     ["run", "--input", "turns.jsonl"]])
+def test_a_command_line_error_under_json_is_a_json_problem_too(
+    mas_ctl, tmp_path: Path, command: list[str]  # type: ignore[no-untyped-def]
+) -> None:
+    (tmp_path / "turns.jsonl").write_text('"Hello."\n')
+    done = mas_ctl(*command, "--json", tmp_path / "missing.yaml")
+    assert done.code == 2 and done.err == "", done.err
+    [problem] = json.loads(done.out)["problems"]
+    assert problem["source"] == "<command line>"
+    assert "missing.yaml" in problem["message"] and "does not exist" in problem["message"]

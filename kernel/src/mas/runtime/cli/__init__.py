@@ -15,7 +15,13 @@ from typing import Any
 import click
 
 from mas.runtime._plugin_faults import function_location
-from mas.runtime.cli._app import CliState, cli, handle_errors
+from mas.runtime.cli._app import (
+    CliState,
+    cli,
+    exit_with_problems_json,
+    handle_errors,
+    usage_problem,
+)
 from mas.runtime.cli.chat_cmd import chat_command
 from mas.runtime.cli.compile_cmd import compile_command, validate_command
 from mas.runtime.cli.inspect_cmd import inspect_command
@@ -51,11 +57,23 @@ def main(argv: Sequence[str] | None = None) -> Any:
     )
     with handle_errors(verbose):
         group = _with_plugin_commands(CliState.create())
+        group.json_errors = "--json" in args
         return group.main(args=args, prog_name="mas-ctl", obj=group.state, standalone_mode=True)
 
 
 class _Group(click.Group):
     state: CliState
+    json_errors: bool = False
+    """``--json`` was given: a command-line error is a JSON problem list too."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the subcommand; with ``--json``, its usage errors come out as JSON, exit 2."""
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            if not self.json_errors:
+                raise
+            exit_with_problems_json([usage_problem(exc)])
 
 
 def _with_plugin_commands(state: CliState) -> _Group:

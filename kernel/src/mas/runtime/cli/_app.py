@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
-from mas.runtime.errors import ManifestError, MasError, ModelCallError, StorageError
+from mas.runtime.errors import ManifestError, MasError, ModelCallError, Problem, StorageError
 from mas.runtime.runtime import Runtime
 from mas.runtime.secrets import install_log_masking, mask
 
@@ -82,9 +82,20 @@ def problems_as_json(enabled: bool) -> Iterator[None]:
     except ManifestError as exc:
         if not enabled:
             raise
-        problems = [problem.as_dict() for problem in exc.problems]
-        click.echo(json.dumps({"ok": False, "problems": problems}, indent=2, default=repr))
-        sys.exit(EXIT_USER_ERROR)
+        exit_with_problems_json(exc.problems)
+
+
+def exit_with_problems_json(problems: Sequence[Problem]) -> NoReturn:
+    """Print ``{"ok": false, "problems": [...]}`` on stdout and exit 2 (bad input)."""
+    listed = [problem.as_dict() for problem in problems]
+    click.echo(json.dumps({"ok": False, "problems": listed}, indent=2, default=repr))
+    sys.exit(EXIT_USER_ERROR)
+
+
+def usage_problem(exc: click.UsageError) -> Problem:
+    """A command-line error (a missing file, a bad option) as a :class:`Problem`; click's
+    message already names the argument or option."""
+    return Problem("<command line>", "", exc.format_message())
 
 
 JSON_OPTION = click.option(
