@@ -3,6 +3,10 @@
 Every call — agent turn, summary, judge vote — goes through :meth:`Engine.call`: budget
 check, response-cache probe, the live call with retries, usage and cost accounting, and an
 ``llm.call`` event (numbers only: never prompt text, never keys).
+
+The engine holds the session's settings and runs that sequence; sending one request
+(sized to the window, retried) is :mod:`~mas.runtime.engine._request`'s job, and what
+each call leaves in the ledger and the events is :mod:`~mas.runtime.engine._accounting`'s.
 """
 
 from __future__ import annotations
@@ -12,30 +16,14 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mas.runtime.context.calibration import Calibration
 from mas.runtime.degradation import Degradation
-from mas.runtime.engine import _litellm, _retry, _window
+from mas.runtime.engine import _accounting, _litellm, _request, _retry, _window
 from mas.runtime.engine._backoff import SummaryBackoff
-from mas.runtime.engine._request import call_record, request_kwargs
-from mas.runtime.engine.cache import (
-    LAYER,
-    PROVIDER_LAYER,
-    ResponseCache,
-    ResponseCacheMissError,
-    request_key,
-)
-from mas.runtime.engine.cost import (
-    COST_OK,
-    COST_UNAVAILABLE,
-    USAGE_CACHED_RESPONSE,
-    USAGE_PROVIDER,
-    USAGE_UNAVAILABLE,
-    UsageLedger,
-    call_cost,
-)
+from mas.runtime.engine.cache import LAYER, ResponseCache, ResponseCacheMissError, request_key
+from mas.runtime.engine.cost import UsageLedger
 from mas.runtime.errors import BudgetExceededError
 from mas.runtime.events import Event
 from mas.runtime.protocols import Message, ModelReply
@@ -52,9 +40,6 @@ log = logging.getLogger(__name__)
 
 PURPOSES = ("turn", "summary", "judge")
 """What a call is for, as carried on ``llm.call`` events."""
-
-MAX_WINDOW_RETRIES = 3
-"""Re-sized attempts after a window overflow before the call fails."""
 
 
 class Engine:
@@ -271,12 +256,13 @@ class Engine:
             key = request_key(deployed, messages, tools, params)
             cached = self.cache.get(key)
             infra_probed = True
-            self._lookup_event(LAYER, cached is not None, purpose)
+            _accounting.lookup_event(self, LAYER, cached is not None, purpose)
             if cached is not None:
-                self._count_request(hit=True)
-                return self._finish_cached(cached, requested, purpose, len(messages), tools)
+                _accounting.count_request(self, hit=True)
+                return _accounting.finish_cached(
+                    self, cached, requested, purpose, len(messages), tools)
             if self.cache.strict:
-                self._count_request(hit=False)
+                _accounting.count_request(self, hit=False)
                 raise ResponseCacheMissError(
                     f"strict response cache {self.cache.path} has no answer for this {purpose} "
                     f"request to {deployed!r}; record it with strict: false first"
@@ -287,11 +273,12 @@ class Engine:
         self._ensure_providers()
         started = time.monotonic()
         try:
-            reply, attempts = self._call_live(
-                deployed, messages, tools, params, purpose, self.window_for(requested, purpose))
+            reply, attempts = _request.send(
+                self, deployed, messages, tools, params, purpose,
+                self.window_for(requested, purpose))
         except Exception as exc:
             if infra_probed:
-                self._count_request(hit=False)
+                _accounting.count_request(self, hit=False)
             if purpose == "summary":
                 self.summary_backoff.failed(deployed, f"{type(exc).__name__}: {exc}")
             # A failed call is a call too: listeners (the OpenTelemetry spans) see it.
@@ -303,29 +290,11 @@ class Engine:
             raise
         if purpose == "summary":
             self.summary_backoff.succeeded(deployed)
-        latency = time.monotonic() - started
-        cost = call_cost(reply.usage, self._pricing_for(requested))
-        reply = replace(reply, model=deployed, cost=cost)
-        with self._lock:
-            self.ledger.record_live(deployed, reply.usage, cost)
-        provider_hit = None
-        if reply.usage is not None:
-            # The provider's prefix cache is probed by every call that reaches it; a call
-            # that reports cached input tokens hit it.
-            provider_hit = reply.usage.cached_tokens > 0
-            self._lookup_event(PROVIDER_LAYER, provider_hit, purpose,
-                               cached_tokens=reply.usage.cached_tokens)
-        if infra_probed or provider_hit is not None:
-            self._count_request(hit=bool(provider_hit))
-        if self.cache is not None and key is not None:
-            self.cache.put(key, reply)
-        self._call_event(
-            reply, requested, purpose, len(messages), tools,
-            latency=latency, attempts=attempts, setup=started - setup_started,
-            source=USAGE_PROVIDER if reply.usage is not None else USAGE_UNAVAILABLE,
-            cost_status=COST_OK if cost is not None else COST_UNAVAILABLE,
+        return _accounting.finish_live(
+            self, reply, requested, purpose, len(messages), tools, deployed=deployed, key=key,
+            infra_probed=infra_probed, latency=time.monotonic() - started, attempts=attempts,
+            setup=started - setup_started,
         )
-        return reply
 
     def estimate_request(
         self,
@@ -362,7 +331,7 @@ class Engine:
         return self._windows[key]
 
     # ----------------------------------------------------------------------------------
-    # Internals
+    # Internals (also called by _request and _accounting: private to the engine package)
     # ----------------------------------------------------------------------------------
 
     def _charge_budget(self, purpose: str) -> None:
@@ -392,163 +361,6 @@ class Engine:
                 lambda entry, exc: self.runtime.fail_factory(entry, exc, stage="call"),
             )
             self._providers_ready = True
-
-    def _call_live(
-        self,
-        model: str,
-        messages: list[Message],
-        tools: list[dict[str, Any]] | None,
-        params: dict[str, Any],
-        purpose: str,
-        window: int | None = None,
-    ) -> tuple[ModelReply, int]:
-        """One live call, sized to ``window`` first when it is known (:meth:`_fit`); a
-        window overflow is re-sized and retried, never skipped.
-
-        Each re-sized attempt counts against ``max_llm_calls`` and is counted as
-        ``window_overflows_recovered`` (``judge_truncations`` for a judge); the provider's
-        count of the refused prompt also teaches the calibration, so the next request is
-        sized right from the start.
-        """
-        sent, cut = messages, 0
-        if window is not None:
-            sent, cut = self._fit(model, messages, tools, params, purpose, window)
-        for recovery in range(MAX_WINDOW_RETRIES + 1):
-            try:
-                reply, attempts = self._request(model, sent, tools, params, purpose)
-            except _window.WindowExceededError as exc:
-                if exc.prompt_tokens:
-                    self.calibration.observe(model, sent, exc.prompt_tokens, tools=tools)
-                shrunk = _window.shrink(sent, _window.shrink_factor(exc))
-                if recovery == MAX_WINDOW_RETRIES or not shrunk.cut_chars:
-                    raise
-                self._charge_budget(purpose)
-                self._count_cut(
-                    purpose, f"{purpose} request to {model}: {exc.requested or '?'} tokens for a "
-                    f"window of {exc.window or '?'}; cut {shrunk.cut_chars} characters from "
-                    f"{shrunk.cut_messages} message(s) and retried",
-                )
-                sent, cut = shrunk.messages, cut + shrunk.cut_chars
-                continue
-            if reply.usage is not None:
-                self.calibration.observe(model, sent, reply.usage.prompt_tokens, tools=tools)
-            return replace(reply, cut_chars=cut), attempts
-        raise AssertionError("unreachable: the last recovery re-raises")  # pragma: no cover
-
-    def _fit(
-        self,
-        model: str,
-        messages: list[Message],
-        tools: list[dict[str, Any]] | None,
-        params: dict[str, Any],
-        purpose: str,
-        window: int,
-    ) -> tuple[list[Message], int]:
-        """``messages`` cut to fit ``window`` with the reply's ``max_tokens``, by the
-        calibrated estimate, before the first attempt: a refusal would cost a call."""
-        reserve = int(params.get("max_tokens") or 0)
-        fitted = _window.fit_request(self.calibration, model, messages, tools,
-                                     window=window, reserve=reserve)
-        if not fitted.shrunk.cut_chars:
-            return messages, 0
-        # Counted as the refused-then-cut request is: it is the same cut, made one call
-        # earlier.
-        reason = fitted.reason(purpose, model, window, reserve)
-        log.info("%s", reason)
-        self._count_cut(purpose, reason)
-        return fitted.shrunk.messages, fitted.shrunk.cut_chars
-
-    def _count_cut(self, purpose: str, reason: str) -> None:
-        """Count a request cut to fit its window. A judge that read a cut transcript gave a
-        degraded vote; a summary or turn cut this way is recovered, and still counted."""
-        self.degradation.add(
-            "judge_truncations" if purpose == "judge" else "window_overflows_recovered",
-            reason=reason,
-        )
-
-    def _request(
-        self,
-        model: str,
-        messages: list[Message],
-        tools: list[dict[str, Any]] | None,
-        params: dict[str, Any],
-        purpose: str,
-    ) -> tuple[ModelReply, int]:
-        self._ensure_providers()
-        own = self.model_settings.get(model, {})
-        kwargs = request_kwargs(
-            model, messages, tools, params, timeout=own.get("timeout") or self.timeout,
-            session_id=self.session_id, api_base=self.api_base, api_key=self._api_key,
-            trace_id=self.trace_id,
-        )
-        policy = self.retry_policy
-        if own.get("num_retries") is not None:
-            policy = replace(policy, num_retries=int(own["num_retries"]))
-        response, attempts = _retry.complete(
-            kwargs, policy=policy, purpose=purpose, api_base=self.api_base,
-            secrets=(self._api_key,) if self._api_key else (),
-            on_retry=self._summary_retry if purpose == "summary" else None,
-        )
-        return _litellm.reply_of(response, model), attempts
-
-    def _summary_retry(self, exc: BaseException) -> None:
-        self.degradation.add("summarizer_retries", reason=f"{type(exc).__name__}")
-
-    def _finish_cached(
-        self,
-        reply: ModelReply,
-        requested: str,
-        purpose: str,
-        n_messages: int,
-        tools: list[dict[str, Any]] | None,
-    ) -> ModelReply:
-        with self._lock:
-            self.ledger.record_cached(reply.model or requested, reply.usage)
-        if reply.cut_chars:
-            # The replayed answer read a cut request: counted again, as the live run was.
-            self.degradation.add(
-                "judge_truncations" if purpose == "judge" else "window_overflows_recovered",
-                reason=f"{purpose} request to {reply.model or requested}: answered from the "
-                f"response cache; {reply.cut_chars:,} characters were cut to fit the window "
-                "when it was recorded",
-            )
-        self._call_event(
-            reply, requested, purpose, n_messages, tools,
-            latency=0.0, attempts=0, source=USAGE_CACHED_RESPONSE, cost_status=COST_OK,
-        )
-        return reply
-
-    def _count_request(self, *, hit: bool) -> None:
-        with self._lock:
-            self.ledger.record_request(hit)
-
-    def _lookup_event(self, layer: str, hit: bool, purpose: str, **extra: Any) -> None:
-        with self._lock:
-            self.ledger.record_lookup(layer, hit)
-        data: dict[str, Any] = {"layer": layer, "hit": hit, "purpose": purpose}
-        if layer == LAYER:
-            data["strict"] = bool(self.cache is not None and self.cache.strict)
-        data.update(extra)
-        self._emit("cache.lookup", data)
-
-    def _call_event(
-        self,
-        reply: ModelReply,
-        requested: str,
-        purpose: str,
-        n_messages: int,
-        tools: list[dict[str, Any]] | None,
-        *,
-        latency: float,
-        attempts: int,
-        source: str,
-        cost_status: str,
-        setup: float = 0.0,
-    ) -> None:
-        self._emit("llm.call", call_record(
-            reply, requested, purpose, n_messages, tools, self.ledger, latency=latency,
-            attempts=attempts, source=source, cost_status=cost_status, setup=setup,
-        ))
 
     def _emit(self, name: str, data: dict[str, Any]) -> None:
         self.runtime.emit(Event(name, data, session_id=self.session_id))
