@@ -241,13 +241,24 @@ def test_a_hook_or_factory_raising_later_is_reported_once_and_the_run_goes_on(
 
     done = mas_ctl(tmp_path, command, *args)
     # A run goes on to its end, and ends degraded: what ran after the fault ran without
-    # the plugin. validate and a listing report the fault and do their job.
-    assert done.returncode == (3 if command == "run" else 0), done.stderr
+    # the plugin. validate runs the other checks and says it is incomplete; a listing
+    # reports the fault and lists the rest.
+    assert done.returncode == (0 if command == "eval" else 3), done.stderr
     assert "Traceback" not in done.stderr
+    degraded = (f"degraded: plugin 'faulty' left out during the run, at {plugin_file}:{line} "
+                "(RuntimeError)")
     if command == "run":
+        assert done.stderr.strip().splitlines()[-1] == degraded
+    if command == "validate":
+        assert degraded in done.stderr.splitlines()
         assert done.stderr.strip().splitlines()[-1] == (
-            f"degraded: plugin 'faulty' left out during the run, at {plugin_file}:{line} "
-            "(RuntimeError)")
+            "incomplete: 1 document(s) passed the checks that ran (1 agent(s)); not every "
+            "check ran")
+        assert "ok:" not in done.stdout
+        as_json = mas_ctl(tmp_path, "validate", "--json", *args)
+        assert as_json.returncode == 3
+        assert json.loads(as_json.stdout) == {"ok": False, "documents": 1, "agents": 1,
+                                              "incomplete": [degraded.removeprefix("degraded: ")]}
     # Called for every event and turn, reported once: the plugin is left out after its fault.
     assert done.stderr.count("MAS_DISABLE_PLUGINS=faulty skips it") == 1, done.stderr
     assert (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import click
 import yaml
 
 from mas.runtime.cli._app import JSON_OPTION, manifest_options, problems_as_json, state_of
+from mas.runtime.degradation import EXIT_DEGRADED
 from mas.runtime.errors import ManifestError
 from mas.runtime.runtime import Runtime
 from mas.runtime.spec.auto import AUTO, dump_with_autos
@@ -75,6 +77,9 @@ def validate_command(
 ) -> None:
     """Check FILES: exit 0 and say so, or print one line per problem and exit 2.
 
+    A plugin whose check raised is left out and the others still run; the answer is then
+    "incomplete", exit 3, since the files were not checked by every check.
+
     Beyond loading and compiling, every agent's budget is resolved (the bounds of
     docs/manifests/agent.md) and plugins add their own pre-run checks (``mas_check_manifests``:
     for an experiment, what ``lab run`` checks before its first session). With --json
@@ -92,10 +97,24 @@ def validate_command(
         + len(manifests.overlays)
     )
     kinds += manifests.experiment is not None
+    # A check plugin that raised was left out: the files passed the checks that ran, and
+    # saying "valid" would hide the one that did not.
+    incomplete = list(runtime.faults)
     if as_json:
-        click.echo(json.dumps({"ok": True, "documents": kinds, "agents": len(compiled)}))
-        return
-    click.echo(f"ok: {kinds} document(s) valid ({len(compiled)} agent(s))")
+        answer: dict[str, object] = {"ok": not incomplete, "documents": kinds,
+                                     "agents": len(compiled)}
+        if incomplete:
+            answer["incomplete"] = incomplete
+        click.echo(json.dumps(answer))
+    elif incomplete:
+        for fault in incomplete:
+            click.echo(f"degraded: {fault}", err=True)
+        click.echo(f"incomplete: {kinds} document(s) passed the checks that ran "
+                   f"({len(compiled)} agent(s)); not every check ran", err=True)
+    else:
+        click.echo(f"ok: {kinds} document(s) valid ({len(compiled)} agent(s))")
+    if incomplete:
+        sys.exit(EXIT_DEGRADED)
 
 
 def _checked(runtime: Runtime, manifests: ManifestSet, config: Path | None) -> list[CompiledAgent]:
