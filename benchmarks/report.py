@@ -29,6 +29,16 @@ def _verdict(met: bool | None) -> str:
     return {True: "**met**", False: "**not met**", None: "**not measured**"}[met]
 
 
+def _target_row(fig: Figure) -> list[object]:
+    return [fig.title, fig.target, _verdict(fig.met)]
+
+
+def _section(fig: Figure) -> list[str]:
+    out = [f"## {fig.title}", "", f"Target: {fig.target} — {_verdict(fig.met)}", ""]
+    out += _table(fig.header, fig.rows)
+    return out + [""] + [f"- {note}" for note in fig.notes] + ([""] if fig.notes else [])
+
+
 def render(figs: list[Figure], *, header: dict[str, str] | None = None,
            versions: dict[str, str] | None = None) -> str:
     """Markdown for ``figs``; with ``header`` and ``versions``, the whole results file."""
@@ -38,11 +48,40 @@ def render(figs: list[Figure], *, header: dict[str, str] | None = None,
         out += [f"- {key}: {value}" for key, value in header.items()]
         out += ["- packages: " + ", ".join(f"{k} {v}" for k, v in (versions or {}).items()), ""]
         out += [INTRO, "## Targets", ""]
-        out += _table(["figure", "target", "result"],
-                      [[f.title, f.target, _verdict(f.met)] for f in figs])
+        out += _table(["figure", "target", "result"], [_target_row(f) for f in figs])
         out.append("")
     for fig in figs:
-        out += [f"## {fig.title}", "", f"Target: {fig.target} — {_verdict(fig.met)}", ""]
-        out += _table(fig.header, fig.rows)
-        out += [""] + [f"- {note}" for note in fig.notes] + ([""] if fig.notes else [])
+        out += _section(fig)
     return "\n".join(out)
+
+
+def splice(text: str, figs: list[Figure]) -> str:
+    """The results file ``text`` with the section and the targets row of each of ``figs``
+    replaced (a figure the file does not have yet is added at the end).
+
+    What ``python -m benchmarks --only NAME`` writes: the other figures keep the numbers
+    of the run that measured them.
+    """
+    lines = text.split("\n")
+    for fig in figs:
+        row = _table(["figure", "target", "result"], [_target_row(fig)])[-1]
+        at = [i for i, line in enumerate(lines) if line.startswith(f"| {fig.title} |")]
+        if at:
+            lines[at[0]] = row
+        else:
+            table = lines.index("## Targets") + 2 if "## Targets" in lines else None
+            if table is not None:
+                end = table
+                while end < len(lines) and lines[end].startswith("|"):
+                    end += 1
+                lines.insert(end, row)
+        head = f"## {fig.title}"
+        section = _section(fig)
+        if head in lines:
+            start = lines.index(head)
+            stop = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")),
+                        len(lines))
+            lines[start:stop] = section
+        else:
+            lines += ([""] if lines and lines[-1] else []) + section
+    return "\n".join(lines)

@@ -35,6 +35,44 @@ BIG_SHARE = 0.04
 """Share of tool results that are 20–60k characters."""
 
 
+@dataclass(frozen=True)
+class Shape:
+    """How a session's turns are drawn: tool rounds per turn, calls per round, result sizes.
+
+    The defaults are the shape of issue 7's figures (most turns one round or none, one to
+    three parallel calls, results of a few hundred to two thousand characters); the draws
+    happen in the same order whatever the shape, so a seed always gives the same session.
+    A workload with another shape overrides :meth:`rounds` or :meth:`calls`.
+
+    :ivar big_share: share of tool results drawn from ``big_chars``.
+    :ivar big_chars: size range, in characters, of the large tool results.
+    :ivar small_chars: size range of the others.
+    :ivar codes: give every tool-result row a reference code (``ORD-48213``), as order
+        and ticket tools do; the prose lower-cases its codes, so without this the
+        identifier check finds little but the planted facts.
+    """
+
+    big_share: float = BIG_SHARE
+    big_chars: tuple[int, int] = (20_000, 60_000)
+    small_chars: tuple[int, int] = (200, 2_000)
+    codes: bool = False
+
+    def rounds(self, rng: random.Random) -> int:
+        """Tool rounds of one turn: none for 40 % of turns, two for 30 % of the rest."""
+        if rng.random() < 0.6:
+            return 2 if rng.random() < 0.3 else 1
+        return 0
+
+    def calls(self, rng: random.Random) -> int:
+        """Parallel tool calls of one round."""
+        return rng.randint(1, 3)
+
+    def size(self, rng: random.Random) -> int:
+        """Characters of one tool result."""
+        return rng.randint(*self.big_chars) if rng.random() < self.big_share \
+            else rng.randint(*self.small_chars)
+
+
 @dataclass
 class Turn:
     """One user turn: its messages in order, and the planted fact it carries (if any)."""
@@ -96,21 +134,29 @@ def _text(rng: random.Random, words: int) -> str:
     return " ".join(out)
 
 
-def _tool_result(rng: random.Random, call_id: str, name: str) -> str:
-    size = rng.randint(20000, 60000) if rng.random() < BIG_SHARE else rng.randint(200, 2000)
+def _tool_result(rng: random.Random, call_id: str, name: str, size: int, codes: bool) -> str:
     rows = []
     length = 0
     while length < size:
-        row = {"id": rng.randint(1000, 99999), "status": rng.choice(WORDS),
-               "note": _sentence(rng, rng.randint(4, 10))}
+        row: dict[str, object] = {"id": rng.randint(1000, 99999)}
+        if codes:
+            row["ref"] = f"{rng.choice(('INV', 'ORD', 'TK', 'SKU'))}-{rng.randint(100, 99999)}"
+        row["status"] = rng.choice(WORDS)
+        row["note"] = _sentence(rng, rng.randint(4, 10))
         text = json.dumps(row)
         rows.append(text)
         length += len(text) + 2
     return f'{{"tool": "{name}", "call": "{call_id}", "rows": [' + ", ".join(rows) + "]}"
 
 
-def make_session(turns: int, seed: int = 7, *, facts: int = 5) -> Session:
-    """A seeded session of ``turns`` user turns; the first ``facts`` turns plant facts."""
+def make_session(
+    turns: int, seed: int = 7, *, facts: int = 5, shape: Shape | None = None
+) -> Session:
+    """A seeded session of ``turns`` user turns; the first ``facts`` turns plant facts.
+
+    :param shape: how turns are drawn (default: :class:`Shape`'s defaults).
+    """
+    shape = shape or Shape()
     rng = random.Random(seed)
     system = "You are a support operations agent. " + _text(rng, 60)
     out: list[Turn] = []
@@ -125,12 +171,9 @@ def make_session(turns: int, seed: int = 7, *, facts: int = 5) -> Session:
         if t == turns - 1 and planted:
             text = "Which references did I ask you to remember at the start? " + text
         messages: list[Message] = [{"role": "user", "content": text}]
-        rounds = 0
-        if rng.random() < 0.6:
-            rounds = 2 if rng.random() < 0.3 else 1
-        for r in range(rounds):
+        for r in range(shape.rounds(rng)):
             calls = []
-            for k in range(rng.randint(1, 3)):
+            for k in range(shape.calls(rng)):
                 name = rng.choice(TOOLS)
                 args = json.dumps({"query": _sentence(rng, rng.randint(2, 6)),
                                    "limit": rng.randint(5, 50)})
@@ -140,7 +183,8 @@ def make_session(turns: int, seed: int = 7, *, facts: int = 5) -> Session:
             for call in calls:
                 messages.append({
                     "role": "tool", "tool_call_id": call["id"],
-                    "content": _tool_result(rng, call["id"], call["function"]["name"]),
+                    "content": _tool_result(rng, call["id"], call["function"]["name"],
+                                            shape.size(rng), shape.codes),
                 })
         messages.append({"role": "assistant", "content": _text(rng, rng.randint(20, 120))})
         out.append(Turn(messages, fact))
