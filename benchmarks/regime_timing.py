@@ -14,6 +14,7 @@ from benchmarks.counting import BUDGET, COUNTER
 from benchmarks.figures import Figure
 from benchmarks.harness import MasLab, Score, run
 from benchmarks.peers import Message, Strategy, TrimMessages
+from benchmarks.report import held
 from benchmarks.synthetic import Session
 from mas.runtime.context import History
 
@@ -53,7 +54,7 @@ def per_turn(sess: Session, makers: dict[str, Callable[[], MasLab]], *,
          "target"],
     )
     trim, note = _trim(sess.system)
-    peer = fastest(lambda: _trim(sess.system)[0] or trim, sess, repeats) if trim else None
+    peer = fastest(lambda: TrimMessages(sess.system), sess, repeats) if trim else None
     peer_mean = peer.seconds / peer.turns if peer else None
     ok: list[bool] = []
     for make in [*makers.values(), large_window]:
@@ -64,8 +65,8 @@ def per_turn(sess: Session, makers: dict[str, Callable[[], MasLab]], *,
         ratio = peer_mean / mean if peer_mean else None
         if not large and ratio is not None:
             ok.append(ratio >= TARGET)
-        verdict = "apart: no compaction happens here" if large else (
-            "not measured" if ratio is None else "held" if ratio >= TARGET else "**not held**")
+        verdict = "apart: no compaction happens here" if large else held(
+            None if ratio is None else ratio >= TARGET)
         fig.rows.append([
             target.name, f"{target.window:,}", f"{mean * 1e6:,.0f} µs",
             f"{max(score.turn_seconds) * 1e3:,.1f} ms",
@@ -110,7 +111,7 @@ def cold_bound(messages: tuple[list[Message], Message],
             f"mas-lab {label}", f"{seconds * 1e3:,.1f} ms",
             f"{trim_s * 1e3:,.1f} ms" if trim_s else "not installed",
             f"{ratio:.2f}×" if ratio is not None else "-",
-            "not measured" if ratio is None else "held" if ratio <= 1 else "**not held**",
+            held(None if ratio is None else ratio <= 1),
         ])
     fig.met = all(ok) if trim_s else None
     fig.notes += [

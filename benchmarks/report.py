@@ -13,6 +13,12 @@ budget, the same counter (characters / 4 + 3 per message) and the same fake summ
 model (benchmarks/counting.py: it answers at once and counts its calls and input tokens).
 Times are ratios taken in the same run, never absolute promises.
 
+The compaction-regime figures (issue 22) run a tool-heavy session of their own
+(benchmarks/regime.py: every turn one to three tool rounds, results of 2,000-60,000
+characters carrying reference codes) with each strategy's default params, default margins
+included; `python -m benchmarks --only regime` reruns just them and replaces their
+sections here.
+
 A *turn* is one user turn; it makes one model call per tool round plus one. A turn counts
 once as "over budget" or "lost user msg" however many of its calls were; pair breaks are
 counted one per broken pairing per call.
@@ -37,6 +43,11 @@ def _section(fig: Figure) -> list[str]:
     out = [f"## {fig.title}", "", f"Target: {fig.target} — {_verdict(fig.met)}", ""]
     out += _table(fig.header, fig.rows)
     return out + [""] + [f"- {note}" for note in fig.notes] + ([""] if fig.notes else [])
+
+
+def held(ok: bool | None) -> str:
+    """How one target reads in a row or a note of a figure that checks several."""
+    return {True: "held", False: "**not held**", None: "not measured"}[ok]
 
 
 def render(figs: list[Figure], *, header: dict[str, str] | None = None,
