@@ -85,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="run only this figure (repeatable): " + ", ".join(names))
     args = parser.parse_args(argv)
     q = args.quick
+    load = os.getloadavg()[0]  # 2 shared cores: say how busy they were when it began
     started = time.perf_counter()
     done: list[figures.Figure] = []
     for name, step in steps(q).items():
@@ -104,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     command += "  --quick" if q else ""
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = (f"{os.cpu_count()} cores ({platform.machine()}), "
-               f"Python {platform.python_version()}, {platform.system()}")
+               f"Python {platform.python_version()}, {platform.system()}, "
+               f"load average {load:.1f} at the start")
     if args.only and out.exists():
         for fig in done:
             fig.notes.append(f"Measured apart from the rest of this file: `{command}`, {when}, "

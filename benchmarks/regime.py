@@ -5,7 +5,7 @@ this one measures the regime the defaults meet with a small model:
 
 - the workload: one scripted agent session of :data:`TURNS` user turns (about 500 model
   requests), every turn one to three tool rounds, tool results of 2,000-60,000 characters
-  (about fifteen larger than the whole window), a request budget of 8,000 tokens, and the
+  (about a dozen larger than the whole window), a request budget of 8,000 tokens, and the
   summarizer on the same model with the same 8,000-token window (a second row gives it a
   128,000-token window);
 - mas-lab's strategies with their default params (``summarising``: identifier check
