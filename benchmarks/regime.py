@@ -188,6 +188,7 @@ class Row:
     over_budget: int = 0
     broken: int = 0
     lossy: int | None = None
+    no_room: int = 0
     compactions: Compactions | None = None
     identifiers: dict[str, int] = field(default_factory=dict)
     folded_tokens: int = 0
@@ -215,6 +216,8 @@ def drive(target: Strategy, sess: Session) -> Row:
                 watch.in_flight = bool(working)
             request = target.request(user, working)
             row.requests += 1
+            if isinstance(target, MasLab) and target.last.accounting.cut.messages:
+                row.no_room += int(target.last.budget.history_hard_limit <= 0)
             row.over_budget += int(count(request) > BUDGET)
             row.broken += int(bool(pair_problems(request)))
         target.commit(turn.messages)
@@ -284,9 +287,11 @@ def cost(sess: Session) -> Figure:
         "the identifiers it is asked for, so every re-ask is followed by the appended "
         "section).",
         "lossy: requests whose final trim cut committed messages (mas-lab's accounting; "
-        "not observable for the peers). compactions: compaction.stop events (prune-only "
-        "ones included; folds: those that folded messages); inside a turn when the request "
-        "had tool results of the turn in flight.",
+        "not observable for the peers); with no room: of those, requests whose in-flight "
+        "tool results alone fill the hard budget, so that neither the summary nor any turn "
+        "fits (every message the summary stood for then counts as cut). compactions: "
+        "compaction.stop events (prune-only ones included; folds: those that folded "
+        "messages); inside a turn when the request had tool results of the turn in flight.",
         "identifiers: of those the check took from each folded range (at most 200 a fold, "
         "the standard extractor's max_identifiers), kept in the committed summary or still "
         "missing from it. Every tool-result row carries a reference code (ORD-48213); the "
@@ -315,7 +320,8 @@ def _cost_cells(row: Row) -> list[Any]:
         floor, over = str(row.floor), str(fake.over_window)
     return [
         row.name, calls, floor, tokens, f"{row.folded_tokens:,}", ratio, over,
-        row.over_budget, row.broken, "n/a" if row.lossy is None else row.lossy,
+        row.over_budget, row.broken,
+        "n/a" if row.lossy is None else f"{row.lossy} ({row.no_room} with no room)",
         "n/a" if seen is None else f"{seen.stops} ({seen.folds} folds) / {seen.inside}",
         f"{ids['identifiers'] - ids['missing']:,} / {ids['missing']:,}" if ids else "-",
     ]
