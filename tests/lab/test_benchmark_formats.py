@@ -187,3 +187,23 @@ def test_a_bad_dataset_field_is_one_line(runtime: Runtime, tmp_path: Path, datas
     with pytest.raises(ManifestError) as caught:
         load_lab_experiment(runtime, path)
     assert _lines(caught) == [f"{path}: {expected}"]
+
+
+def test_the_dataset_option_reads_another_file(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from mas.library.lab.cli import lab_group
+    from mas.runtime.cli import CliState
+
+    path = _experiment(tmp_path, "{path: ./sample.json, format: locomo}")
+    runner = CliRunner()
+    missing = runner.invoke(lab_group, ["run", str(path), "--dataset", str(tmp_path / "no.json")],
+                            obj=CliState(Runtime.create()))
+    assert missing.exit_code == 2
+    assert f"<command line>: --dataset: file not found (got '{tmp_path / 'no.json'}')" \
+        in missing.output
+    ran = runner.invoke(lab_group, ["run", str(path), "--dataset", str(LOCOMO), "--runs-dir",
+                                    str(tmp_path / "runs")], obj=CliState(Runtime.create()))
+    assert ran.exit_code == 0, ran.output
+    run = next((tmp_path / "runs" / "bench").iterdir())
+    assert json.loads((run / "run.json").read_text())["options"]["dataset"] == str(LOCOMO)
