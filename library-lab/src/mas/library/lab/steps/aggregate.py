@@ -118,8 +118,7 @@ def pooled_counts(metrics: dict[str, Any] | None) -> dict[str, tuple[int, int]]:
     counts: dict[str, tuple[int, int]] = {}
     for metric_id, entry in ((metrics or {}).get("metrics") or {}).items():
         detail = entry.get("detail") if isinstance(entry, dict) else None
-        pair = _count_pair(detail) if isinstance(detail, dict) else None
-        if pair is None:
+        if not isinstance(detail, dict) or (pair := _count_pair(detail)) is None:
             continue
         counts[metric_id] = pair
         for category, inner in (detail.get("by_category") or {}).items():
