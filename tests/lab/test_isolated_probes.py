@@ -131,3 +131,19 @@ def test_locate_folds_white_space_and_counts_content_words() -> None:
     assert located[0]["verbatim"] and not located[0]["summary"]
     assert located[1]["summary_words"] == 0.75  # tomas, lisbon, marathon of 4 (runs missed)
     assert content_words("The cat and THE dog") == {"cat", "dog"}
+
+
+def test_a_longmemeval_instance_runs_with_its_has_answer_turns(runtime: Runtime,
+                                                                tmp_path: Path) -> None:
+    root = tmp_path / "lme"
+    path = _experiment(root)
+    path.write_text(path.read_text().replace(
+        f"{{path: {LOCOMO}, format: locomo, probes: isolated}}",
+        f"{{path: {LOCOMO.with_name('longmemeval_tiny.json')}, format: longmemeval}}"))
+    outcome = run_experiment(runtime, path, runs_root=tmp_path / "runs", flavours=["recall"])
+    assert outcome.ok
+    folder = outcome.run.path / "sessions" / "recall" / "tiny-q1" / "run-0"
+    (record,) = read_probe_records(folder)
+    assert record["kind"] == "single-session-user" and record["evidence"][0]["verbatim"] is True
+    results = json.loads((outcome.run.path / "results.json").read_text())["metrics"]["recall"]
+    assert results["EvidenceVerbatim"]["n"] == 2 and results["EvidenceVerbatim"]["mean"] == 1.0

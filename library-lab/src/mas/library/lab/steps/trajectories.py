@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mas.library.eval import RunFolderError, SessionRun, load_run
-from mas.library.lab.probes import contains, read_probe_records
+from mas.library.lab.probes import contains
 from mas.library.lab.rundir import write_text
 from mas.library.lab.steps import TRAJECTORIES_FILE, StepContext
 from mas.runtime.context import pair_problems
@@ -165,7 +165,7 @@ def probe_answers(run: SessionRun, segments: list[list[Message]]) -> list[dict[s
     ``hit`` is ``None`` for a probe without expected strings (LoCoMo's adversarial
     questions) and for an isolated probe not asked (the session stopped before it).
     """
-    records = {r.get("probe"): r for r in read_probe_records(run.path)}
+    records = {r.get("probe"): r for r in run.probes}
     answers = []
     for number, probe in enumerate((run.item or {}).get("probes") or []):
         index = int(probe.get("turn", -1))
