@@ -159,6 +159,7 @@ def load_dataset(path: Path, *, source: str | None = None, format: str = "jsonl"
     if format == "jsonl":
         dataset = _load_jsonl(Path(path), name, limit)
     else:
+        # Imported here: the format readers build this module's items.
         from mas.library.lab.formats import read_benchmark
 
         dataset = Dataset(Path(path), read_benchmark(Path(path), name, format, limit))
