@@ -70,7 +70,7 @@ def test_each_question_is_asked_from_its_own_copy(runtime: Runtime, tmp_path: Pa
 
 
 def test_a_probe_leaves_the_session_as_it_was(runtime: Runtime, tmp_path: Path) -> None:
-    from mas.library.lab.probes import ask_isolated
+    from mas.library.lab.probes import Snapshot, ask_isolated
 
     experiment = load_lab_experiment(runtime, _experiment(tmp_path))
     run = RunFolder(tmp_path / "run")
@@ -80,8 +80,10 @@ def test_a_probe_leaves_the_session_as_it_was(runtime: Runtime, tmp_path: Path) 
     for index in range(len(job.item.turns)):
         session.send(job.item.turn(index).user)
     before = json.dumps(session.to_state(), sort_keys=True, default=str)
-    first = ask_isolated(job, session, 0, job.item.probes[0], [])
-    again = ask_isolated(job, session, 0, job.item.probes[0], [])
+    with Snapshot(session) as snapshot:
+        first = ask_isolated(job, snapshot, 0, job.item.probes[0], [])
+    with Snapshot(session) as snapshot:
+        again = ask_isolated(job, snapshot, 0, job.item.probes[0], [])
     assert json.dumps(session.to_state(), sort_keys=True, default=str) == before
     # The same question from the same state gets the same request: the first left nothing.
     assert first["prompt_tokens"] == again["prompt_tokens"] and first["answer"] == again["answer"]

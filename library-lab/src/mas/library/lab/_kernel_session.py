@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mas.library.lab.dataset import Turn
-from mas.library.lab.probes import ProbeLog, ask_isolated, probe_record
+from mas.library.lab.probes import ProbeLog, Snapshot, ask_isolated, probe_record
 from mas.library.lab.sessions import SessionJob, scripted_result, tool_schema
 from mas.runtime.session import STATE, Tool, open_session, record_events, write_transcript
 
@@ -56,11 +56,13 @@ def run_kernel_session(job: SessionJob) -> None:
     log = ProbeLog(job.folder)
     try:
         for index in range(session.turns, len(item.turns) + 1):
-            for number, probe in enumerate(item.probes):
-                if probe.question is not None and probe.turn == index and \
-                        number not in log.done():
-                    script.start(probe.asked())
-                    log.add(ask_isolated(job, session, number, probe, tools))
+            asked = [(n, p) for n, p in enumerate(item.probes)
+                     if p.question is not None and p.turn == index and n not in log.done()]
+            if asked:
+                with Snapshot(session) as snapshot:
+                    for number, probe in asked:
+                        script.start(probe.asked())
+                        log.add(ask_isolated(job, snapshot, number, probe, tools))
             if index == len(item.turns):
                 break
             turn = item.turn(index)

@@ -1,9 +1,10 @@
 """Probes of a session, and the isolated ones asked from a copy of the session.
 
 An isolated probe (``probes: isolated``, or a probe with its own ``question``) is asked
-after ``probe.turn`` turns: the session's saved state and archive are copied into a
-scratch folder, a second session is opened there under its own id, the question is sent
-to it and the copy is thrown away. So no question sees another's turn, recall or
+after ``probe.turn`` turns: the session's state and archive are taken once for every
+probe of that point (:class:`Snapshot`); for each probe the archive is copied into a
+scratch folder, a second session is opened there under its own id with that state, the
+question is sent to it and the copy is thrown away. So no question sees another's turn, recall or
 compaction, and none enters the session's history. Its model calls are real spend: they
 are counted on its record (``llm_calls``, ``prompt_tokens``, ``completion_tokens``,
 ``cost``, ``compactions``), and what degraded in it (a budget cut, a failed compaction)
@@ -19,6 +20,7 @@ the probes that have no line yet.
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -31,7 +33,7 @@ from mas.library.lab.rundir import write_text
 from mas.library.lab.sessions import SessionJob
 from mas.runtime.context import AssembledRequest
 from mas.runtime.events import Event
-from mas.runtime.session import STATE, AgentSession, Tool, open_session, save_state
+from mas.runtime.session import STATE, AgentSession, Tool, open_session
 from mas.runtime.session.recall import ARCHIVE_FILE
 
 ANSWER_CHARS = 300
@@ -110,23 +112,47 @@ class _Spend:
             self.degraded.append(dict(data))
 
 
-def ask_isolated(job: SessionJob, session: AgentSession, number: int, probe: Probe,
+class Snapshot:
+    """The session as it stands, once for every probe asked at this point: its state, and
+    its archive copied aside (``with Snapshot(session) as snapshot:``)."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self.session = session
+        self.state = session.to_state()
+        self._folder = tempfile.TemporaryDirectory(prefix="mas-probes-")
+        self.archive: Path | None = None
+        if session.archive is not None and session.archive.path != ":memory:" \
+                and Path(session.archive.path).is_file():
+            self.archive = Path(self._folder.name) / ARCHIVE_FILE
+            _copy_archive(Path(session.archive.path), self.archive)
+
+    def __enter__(self) -> Snapshot:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._folder.cleanup()
+
+
+def ask_isolated(job: SessionJob, snapshot: Snapshot, number: int, probe: Probe,
                  tools: list[Tool]) -> dict[str, Any]:
-    """Ask ``probe`` from a copy of ``session`` as it stands; the record of it."""
+    """Ask ``probe`` from a copy of the session in ``snapshot``; the record of it."""
+    session = snapshot.session
     question = probe.asked()
     copy_id = f"{session.session_id}-probe-{number}"
     spend = _Spend(copy_id)
     with tempfile.TemporaryDirectory(prefix="mas-probe-") as scratch:
         folder = Path(scratch)
-        state = {**session.to_state(), "session_id": copy_id}
-        save_state(folder / STATE, state)
-        if session.archive is not None and session.archive.path != ":memory:":
-            _copy_archive(Path(session.archive.path), folder / ARCHIVE_FILE)
+        if snapshot.archive is not None:
+            shutil.copyfile(snapshot.archive, folder / ARCHIVE_FILE)
         stop = job.runtime.add_listener(spend)
         try:
+            # No state file: the copy opens on the archive copy, is given the state in
+            # memory, and never saves (nothing of it is kept).
             copy = open_session(job.runtime, job.flavour.agent, job.flavour.manifests,
                                 session_id=copy_id, state_path=folder / STATE, tools=tools,
                                 cache=job.cache)
+            copy.restore({**snapshot.state, "session_id": copy_id})
+            copy.state_path = None
             try:
                 result = copy.send(question.user)
                 record = probe_record(number, probe, "isolated", copy, result.request,
@@ -148,8 +174,6 @@ def ask_isolated(job: SessionJob, session: AgentSession, number: int, probe: Pro
 
 def _copy_archive(source: Path, target: Path) -> None:
     """Copy the session's archive with SQLite's backup (consistent while it is open)."""
-    if not source.is_file():
-        return
     with sqlite3.connect(source) as original, sqlite3.connect(target) as copy:
         original.backup(copy)
     # ``with`` commits but does not close.
