@@ -43,8 +43,8 @@ def test_the_example_runs_and_the_evidence_metric_ranks_the_flavours(
     per = results["metrics"]
     for flavour in results["flavours"]:
         shares = [per[flavour][level] for level in LEVELS]
-        # 10 questions with evidence in each of the 3 conversations, pooled.
-        assert all(s["method"] == "wilson_pooled" and s["n"] == 30 for s in shares)
+        # 14 questions with evidence in each of the 3 conversations, pooled.
+        assert all(s["method"] == "wilson_pooled" and s["n"] == 42 for s in shares)
         assert all(s["low"] <= s["mean"] <= s["high"] for s in shares)
         assert [s["mean"] for s in shares] == sorted(s["mean"] for s in shares)
         assert {"EvidenceVerbatim[4]", "EvidenceWithRecall[1]"} <= set(per[flavour])

@@ -84,6 +84,9 @@ def conversation(rng: random.Random, number: int, a: str, b: str, sessions: int
     data: dict[str, Any] = {"speaker_a": a, "speaker_b": b}
     facts: list[tuple[str, str, str, str, str, str]] = []
     unused = {speaker: rng.sample(FACTS, len(FACTS)) for speaker in (a, b)}
+    # Facts spread from the first session to the last: some stay in view, most do not.
+    count = 2 * len(FACTS)
+    with_fact = {1 + round(i * (sessions - 1) / (count - 1)) for i in range(count)}
     for s in range(1, sessions + 1):
         date = f"{rng.randint(8, 20)}:{rng.choice(('05', '20', '40'))} on {rng.randint(1, 28)} " \
                f"{MONTHS[(s + number) % 12]}, 2023"
@@ -91,7 +94,7 @@ def conversation(rng: random.Random, number: int, a: str, b: str, sessions: int
         for index in range(rng.randint(9, 12)):
             speaker = (a, b)[index % 2]
             dia_id = f"D{s}:{index + 1}"
-            if index == 3 + s % 2 and unused[speaker]:
+            if index == 3 + s % 2 and s in with_fact and unused[speaker]:
                 text, done, question, answer = _fact(rng, speaker, unused[speaker].pop())
                 facts.append((dia_id, speaker, done, question, answer, date))
             else:
@@ -104,7 +107,7 @@ def conversation(rng: random.Random, number: int, a: str, b: str, sessions: int
         data[f"session_{s}_date_time"] = date
         data[f"session_{s}"] = lines
     qa: list[dict[str, Any]] = []
-    for dia_id, _speaker, _done, question, answer, _date in rng.sample(facts, min(8, len(facts))):
+    for dia_id, _speaker, _done, question, answer, _date in rng.sample(facts, len(facts)):
         qa.append({"question": question, "answer": answer, "evidence": [dia_id], "category": 4})
     first, last = facts[0], facts[-1]
     qa.append({"question": f"{first[3][:-1]}, and {last[3][0].lower()}{last[3][1:]}",
