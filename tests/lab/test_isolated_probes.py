@@ -149,3 +149,24 @@ def test_a_longmemeval_instance_runs_with_its_has_answer_turns(runtime: Runtime,
     assert record["kind"] == "single-session-user" and record["evidence"][0]["verbatim"] is True
     results = json.loads((outcome.run.path / "results.json").read_text())["metrics"]["recall"]
     assert results["EvidenceVerbatim"]["n"] == 2 and results["EvidenceVerbatim"]["mean"] == 1.0
+
+
+def test_what_degrades_in_a_copy_degrades_the_session(runtime: Runtime, tmp_path: Path) -> None:
+    """An uncapped stack at a small window is cut by the final trim, in the copies too: the
+    session counts those cuts with the probe named, and says degraded."""
+    sample = (Path(__file__).resolve().parents[2] / "library-lab" / "examples"
+              / "long-conversations" / "locomo-sample.json")
+    path = _experiment(tmp_path)
+    path.write_text(path.read_text()
+                    .replace("context_window: 8000", "context_window: 1600")
+                    .replace(f"{{path: {LOCOMO}, format: locomo, probes: isolated}}",
+                             f"{{path: {sample}, format: locomo, limit: 1, questions: 2}}"))
+    (tmp_path / "agent.yaml").write_text((tmp_path / "agent.yaml").read_text().replace(
+        "context_window: 8000", "context_window: 1600"))
+    path.write_text(path.read_text().replace(
+        "{type: sliding_window, params: {keep_turns: 1}}", "{type: stack}"))
+    outcome = run_experiment(runtime, path, runs_root=tmp_path / "runs", flavours=["window"])
+    folder = outcome.run.path / "sessions" / "window" / "sample-1" / "run-0"
+    transcript = json.loads((folder / "transcript.json").read_text())
+    assert transcript["status"] == "degraded"
+    assert transcript["degradation"]["reasons"]["budget_cuts"].startswith("probe 1: ")

@@ -63,6 +63,10 @@ def run_kernel_session(job: SessionJob) -> None:
                     for number, probe in asked:
                         script.start(probe.asked())
                         log.add(ask_isolated(job, snapshot, number, probe, tools))
+                # What degraded in the copies is saved with the probes' records, not with
+                # the next turn: a kill before it would lose it (the probes are not asked
+                # again).
+                session.save()
             if index == len(item.turns):
                 break
             turn = item.turn(index)
