@@ -144,13 +144,25 @@ def test_isolated_probes_leave_the_turns_they_asked() -> None:
         everything.isolated()
 
 
+def test_inline_makes_the_questions_turns_that_accumulate() -> None:
+    (item, _) = load_dataset(LOCOMO, format="locomo", probes="inline").items
+    assert len(item.turns) == 6  # two sessions, then the four questions
+    # The adversarial one is a plain turn: it has nothing to check.
+    assert [p.turn for p in item.probes] == [2, 3, 4] and all(p.question is None for p in item.probes)
+    assert item.turn(2).user == "What is the name of Ines's cat?"
+    assert item.turn(5).user == "What colour is Tomas's dog?"
+    assert item.turn(1).user.startswith("Session 2")
+    again = item.isolated()
+    assert len(again.turns) == 3 and [p.turn for p in again.probes] == [2, 2, 2]
+
+
 def test_an_inline_probe_needs_an_expected_string(tmp_path: Path) -> None:
     path = tmp_path / "d.jsonl"
     path.write_text(json.dumps({"id": "x", "turns": ["a"], "probes": [{"turn": 0}]}) + "\n")
     with pytest.raises(ManifestError) as caught:
         load_dataset(path)
     assert _lines(caught) == [f"{path}: line 1.probes[0]: Value error, an inline probe needs at "
-                              "least one expected string (got {'turn': 0})"]
+                              "least one expected string (or evidence lines) (got {'turn': 0})"]
 
 
 def _experiment(root: Path, dataset: str) -> Path:

@@ -124,20 +124,16 @@ class DatasetSpec(Strict):
     )
     probes: Literal["inline", "isolated"] | None = Field(
         default=None,
-        description="inline: a probe is a turn of the session; isolated: each probe is asked "
-        "from its own copy of the session at that point and leaves no trace in it. "
-        "Default: inline for jsonl, isolated for the benchmark formats.",
+        description="inline: every probe is a turn of the session; isolated: each probe is "
+        "asked from its own copy of the session at that point and leaves no trace in it. "
+        "Unset: as the file has them (a JSONL probe is inline unless it has its own "
+        "question; a benchmark's questions are isolated).",
     )
 
     @model_validator(mode="before")
     @classmethod
     def _path_alone(cls, raw: Any) -> Any:
         return {"path": raw} if isinstance(raw, str) else raw
-
-    @property
-    def probe_mode(self) -> str:
-        """``probes``, or the format's default when unset."""
-        return self.probes or ("inline" if self.format == "jsonl" else "isolated")
 
 
 class ExperimentBody(Strict):

@@ -67,8 +67,9 @@ class Probe(BaseModel):
 
     @model_validator(mode="after")
     def _expected_inline(self) -> Probe:
-        if self.question is None and not self.expected:
-            raise ValueError("an inline probe needs at least one expected string")
+        if self.question is None and not self.expected and not self.evidence:
+            raise ValueError("an inline probe needs at least one expected string (or "
+                             "evidence lines)")
         return self
 
     def asked(self) -> Turn:
@@ -123,6 +124,32 @@ class Item(BaseModel):
                   for p in self.probes]
         return self.model_copy(update={"turns": kept, "probes": probes})
 
+    def inlined(self) -> Item:
+        """This item with every isolated question made a turn of the session, at its place.
+
+        The questions then accumulate in the history, one after another, as the turns of
+        a scripted session do; a question with neither expected strings nor evidence
+        becomes a plain turn.
+        """
+        if all(p.question is None for p in self.probes):
+            return self
+        turns: list[str | Turn] = []
+        at: dict[int, int] = {}  # an original turn's new index
+        asked: dict[int, int] = {}  # a question's new index
+        for point in range(len(self.turns) + 1):
+            for number, probe in enumerate(self.probes):
+                if probe.question is not None and probe.turn == point:
+                    asked[number] = len(turns)
+                    turns.append(probe.question)
+            if point < len(self.turns):
+                at[point] = len(turns)
+                turns.append(self.turns[point])
+        probes = [p.model_copy(update={"turn": at[p.turn]}) if p.question is None
+                  else p.model_copy(update={"turn": asked[n], "question": None})
+                  for n, p in enumerate(self.probes)
+                  if p.question is None or p.expected or p.evidence]
+        return self.model_copy(update={"turns": turns, "probes": probes})
+
     def record(self) -> dict[str, Any]:
         """The item as JSON data (``item.json``), extra fields included."""
         return self.model_dump(mode="json", exclude_defaults=False)
@@ -150,8 +177,9 @@ def load_dataset(path: Path, *, source: str | None = None, format: str = "jsonl"
         (:mod:`mas.library.lab.formats`).
     :param limit: only the first ``limit`` items of the file (the rest is not read).
     :param questions: only the first ``questions`` probes of each item.
-    :param probes: ``isolated`` turns inline probes into isolated questions; ``inline``
-        (or ``None``) keeps the items as read.
+    :param probes: ``isolated`` turns inline probes into isolated questions, ``inline``
+        isolated questions into turns (:meth:`Item.inlined`); ``None`` keeps the items as
+        read.
     :raises ManifestError: every problem of the file (unknown file, bad line or element,
         duplicate id, a probe pointing past the last turn).
     """
@@ -177,6 +205,8 @@ def load_dataset(path: Path, *, source: str | None = None, format: str = "jsonl"
         if problems:
             raise ManifestError(problems)
         items = isolated
+    elif probes == "inline":
+        items = [item.inlined() for item in items]
     return Dataset(dataset.path, items)
 
 

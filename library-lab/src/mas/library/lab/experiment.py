@@ -253,7 +253,7 @@ def _dataset(path: Path, body: ExperimentBody, problems: list[Problem],
         return None
     try:
         return load_dataset(dataset_path, format=spec.format, limit=spec.limit,
-                            questions=spec.questions, probes=spec.probe_mode)
+                            questions=spec.questions, probes=spec.probes)
     except ManifestError as exc:
         problems.extend(exc.problems)
         return None
