@@ -51,8 +51,11 @@ def _recompile_input(source: Path, compiled: Path, tmp_path: Path) -> Path:
             apps.append({"manifest": str(path)})
     data["experiment"]["applications"] = [{"manifest": str(compiled)}, *apps]
     body = data["experiment"]
-    if body.get("dataset"):
-        body["dataset"] = str((source.parent / body["dataset"]).resolve())
+    dataset = body.get("dataset")
+    if isinstance(dataset, dict):  # {path, format, ...}: the path moves, the rest stays
+        dataset["path"] = str((source.parent / dataset["path"]).resolve())
+    elif dataset:
+        body["dataset"] = str((source.parent / dataset).resolve())
     # compile reads the applications as written, without flavour patches; its output has
     # every binding explicit, which an overlay replacing the strategy would merge into.
     body.pop("flavours", None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from mas.runtime.spec.manifests import FolderName, Strict
 
@@ -91,6 +91,51 @@ class Runner(Strict):
     )
 
 
+def _string_or_mapping(schema: dict[str, Any]) -> None:
+    """The JSON Schema of :class:`DatasetSpec`: the mapping, or the path alone."""
+    mapping = dict(schema)
+    schema.clear()
+    schema.update(title=mapping.pop("title", "DatasetSpec"), anyOf=[
+        {"type": "string", "minLength": 1, "description": "The dataset file (format jsonl)."},
+        mapping])
+
+
+class DatasetSpec(Strict):
+    """``experiment.dataset``: the file, its format and how much of it to take.
+
+    The string form ``dataset: ./file.jsonl`` is ``{path: ./file.jsonl}``.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True,
+                              json_schema_extra=_string_or_mapping)
+
+    path: str = Field(min_length=1, description="The dataset file, relative to the experiment.")
+    format: Literal["jsonl", "locomo", "longmemeval"] = Field(
+        default="jsonl",
+        description="jsonl: the lab's scripted sessions; locomo: LoCoMo's JSON "
+        "(locomo10.json); longmemeval: LongMemEval's JSON (longmemeval_s/_m/_oracle.json).",
+    )
+    limit: int | None = Field(
+        default=None, ge=1,
+        description="Only the first N items (conversations, LongMemEval instances) of the file.",
+    )
+    questions: int | None = Field(
+        default=None, ge=1, description="Only the first N questions (probes) of each item."
+    )
+    probes: Literal["inline", "isolated"] | None = Field(
+        default=None,
+        description="inline: every probe is a turn of the session; isolated: each probe is "
+        "asked from its own copy of the session at that point and leaves no trace in it. "
+        "Unset: as the file has them (a JSONL probe is inline unless it has its own "
+        "question; a benchmark's questions are isolated).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _path_alone(cls, raw: Any) -> Any:
+        return {"path": raw} if isinstance(raw, str) else raw
+
+
 class ExperimentBody(Strict):
     """The mapping under the top-level ``experiment:`` key."""
 
@@ -101,7 +146,10 @@ class ExperimentBody(Strict):
     model: str | None = Field(default=None, description="Shorthand for models.main.")
     applications: list[ApplicationRef] = Field(default_factory=list)
     flavours: list[Flavour] = Field(default_factory=list, description="Ablation arms.")
-    dataset: str | None = Field(default=None, description="JSONL dataset path.")
+    dataset: DatasetSpec | None = Field(
+        default=None,
+        description="The dataset: a JSONL path, or {path, format, limit, questions, probes}.",
+    )
     n_runs: int = Field(default=1, ge=1, description="Runs per flavour and item.")
     vars: dict[str, str] = Field(
         default_factory=dict, description="Pipeline template vars (eval_model, judge_model)."

@@ -1,7 +1,8 @@
 """Hook implementations of mas-library-eval (entry point ``eval``).
 
 Registers the stock judge metrics under lower_snake_case names with their MCE ids as
-aliases, the computed metrics, the inline ``prompt_metric`` template, and ``mas-ctl eval``.
+aliases, the computed metrics (the evidence metrics among them), the inline
+``prompt_metric`` template, and ``mas-ctl eval``.
 Nothing heavy is imported here: the CLI module loads its dependencies when it runs.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mas.library.eval.metrics.computed import COMPUTED
+from mas.library.eval.metrics.evidence import EVIDENCE
 from mas.library.eval.metrics.judge import (
     STOCK_JUDGES,
     PromptMetricParams,
@@ -31,7 +33,7 @@ def mas_register_eval_metrics(registry: KindRegistry) -> None:
             description=f"{stock.mce_id} (judge): {stock.description}",
             aliases=(stock.mce_id,),
         )
-    for name, cls, params, aliases in COMPUTED:
+    for name, cls, params, aliases in (*COMPUTED, *EVIDENCE):
         registry.register(name, cls, params=params,
                           description=f"{cls.id} (computed): {cls.description}", aliases=aliases)
     registry.register(

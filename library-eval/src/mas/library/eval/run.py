@@ -1,4 +1,4 @@
-"""Reading session run folders (transcript.json, events.jsonl, item.json) from disk.
+"""Reading session run folders (transcript.json, events.jsonl, item.json, probes.jsonl).
 
 A folder is a run folder iff it holds ``transcript.json``; a tree of runs is any directory
 with run folders at any depth. Reading never changes anything on disk.
@@ -18,6 +18,8 @@ TRANSCRIPT = "transcript.json"
 EVENTS = "events.jsonl"
 ITEM = "item.json"
 METRICS = "metrics.json"
+PROBES = "probes.jsonl"
+"""The lab's per-probe records: where each probe's evidence was (docs/run-folder.md)."""
 
 
 class RunFolderError(MasError):
@@ -34,6 +36,7 @@ class SessionRun:
     :ivar events: ``events.jsonl`` records, in file order.
     :ivar has_events: the folder holds an ``events.jsonl`` (possibly empty).
     :ivar item: the dataset item (``item.json``), or ``None`` outside the lab.
+    :ivar probes: the lab's probe records (``probes.jsonl``; empty when none were asked).
     :ivar warnings: problems met while reading (skipped event lines, say).
     """
 
@@ -47,6 +50,7 @@ class SessionRun:
     events: list[dict[str, Any]] = field(default_factory=list)
     has_events: bool = False
     item: dict[str, Any] | None = None
+    probes: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def events_named(self, name: str) -> list[dict[str, Any]]:
@@ -91,7 +95,9 @@ def load_run(path: Path | str) -> SessionRun:
         run.item = _read_object(folder / ITEM)
     if (folder / EVENTS).is_file():
         run.has_events = True
-        run.events = _read_events(folder / EVENTS, run.warnings)
+        run.events = read_records(folder / EVENTS, run.warnings)
+    if (folder / PROBES).is_file():
+        run.probes = read_records(folder / PROBES, run.warnings)
     return run
 
 
@@ -113,7 +119,13 @@ def _read_object(path: Path) -> dict[str, Any]:
     return value
 
 
-def _read_events(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
+def read_records(path: Path, warnings: list[str] | None = None) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file (``events.jsonl``, ``probes.jsonl``), in order.
+
+    A line that is not JSON (a crash can tear the last one) is skipped and named in
+    ``warnings``; the rest of the record is still good.
+    """
+    warnings = warnings if warnings is not None else []
     events: list[dict[str, Any]] = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():

@@ -1,7 +1,9 @@
 """A scripted session on the kernel's agent session loop (``mas.runtime.session``).
 
 The session is saved after every turn (``session.json`` in the run folder), so a session
-cut short by an interrupt resumes at its next turn on the following run.
+cut short by an interrupt resumes at its next turn on the following run. The item's
+isolated probes are asked between turns from copies of the session
+(:mod:`mas.library.lab.probes`); every probe gets its record in ``probes.jsonl``.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mas.library.lab.dataset import Turn
+from mas.library.lab.probes import ProbeLog, Snapshot, ask_isolated, probe_record
 from mas.library.lab.sessions import SessionJob, scripted_result, tool_schema
 from mas.runtime.session import STATE, Tool, open_session, record_events, write_transcript
 
@@ -49,11 +52,30 @@ def run_kernel_session(job: SessionJob) -> None:
                           committed_turns=session.turns)
     extra = {"flavour": flavour.name, "item_id": job.item.id, "run_index": job.run_index,
              "seed": job.seed}
+    item = job.item
+    log = ProbeLog(job.folder)
     try:
-        for index in range(session.turns, len(job.item.turns)):
-            turn = job.item.turn(index)
+        for index in range(session.turns, len(item.turns) + 1):
+            asked = [(n, p) for n, p in enumerate(item.probes)
+                     if p.question is not None and p.turn == index and n not in log.done()]
+            if asked:
+                with Snapshot(session) as snapshot:
+                    for number, probe in asked:
+                        script.start(probe.asked())
+                        log.add(ask_isolated(job, snapshot, number, probe, tools))
+                # What degraded in the copies is saved with the probes' records, not with
+                # the next turn: a kill before it would lose it (the probes are not asked
+                # again).
+                session.save()
+            if index == len(item.turns):
+                break
+            turn = item.turn(index)
             script.start(turn)
-            session.send(turn.user)
+            result = session.send(turn.user)
+            for number, probe in enumerate(item.probes):
+                if probe.question is None and probe.turn == index:
+                    log.add(probe_record(number, probe, "inline", session, result.request,
+                                         turn.user))
     except Exception as exc:
         write_transcript(job.folder, session, error=f"{type(exc).__name__}: {exc}", extra=extra)
         raise

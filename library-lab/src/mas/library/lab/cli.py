@@ -101,6 +101,8 @@ _ALLOW_DEGRADED = click.option(
 @click.option("--flavour", "flavours", multiple=True, metavar="F",
               help="Only this flavour (repeatable).")
 @click.option("--limit", type=int, help="Only the first N dataset items.")
+@click.option("--dataset", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Read this file instead of experiment.dataset's (same format and options).")
 @click.option("--model", help="Fill experiment.models.main with this model.")
 @click.option("--max-concurrency", type=int, default=2, show_default=True,
               help="Sessions in flight.")
@@ -120,7 +122,7 @@ _ALLOW_DEGRADED = click.option(
               help="Local config.yaml (defaults.model).")
 @click.pass_context
 def run_command(ctx: click.Context, experiment: Path, flavours: tuple[str, ...], limit: int | None,
-                model: str | None, max_concurrency: int, backend: str | None,
+                dataset: Path | None, model: str | None, max_concurrency: int, backend: str | None,
                 address: str | None, allow_degraded: bool, overwrite: bool, new: bool,
                 runs_dir: Path, config: Path | None, as_json: bool) -> None:
     """Run EXPERIMENT (or resume its latest run with the same inputs); print the table."""
@@ -131,6 +133,7 @@ def run_command(ctx: click.Context, experiment: Path, flavours: tuple[str, ...],
             state_of(ctx).runtime, experiment, flavours=flavours, limit=limit, model=model,
             max_concurrency=max_concurrency, overwrite=overwrite, new=new, runs_root=runs_dir,
             config=config, stream=sys.stderr, backend=backend, address=address,
+            dataset=dataset,
         )
     _finish(outcome, allow_degraded, as_json, state_of(ctx).runtime.faults)
 

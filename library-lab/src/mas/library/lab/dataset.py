@@ -8,6 +8,9 @@ One item per line::
 A turn is a string (the user message) or an object with ``user`` and, for scripted tool
 calls, ``tool_results``: tool name -> the result it returns (a list of results is
 returned one per call, in order). Every problem of the file is collected before raising.
+
+The public benchmark formats (LoCoMo, LongMemEval) are read by :mod:`mas.library.lab.formats`
+into the same items; :func:`load_dataset` picks the reader from ``format``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mas.runtime.errors import ManifestError, Problem
 from mas.runtime.spec.jsonl import parse_line, read_lines
@@ -37,13 +40,43 @@ class Turn(BaseModel):
 
 
 class Probe(BaseModel):
-    """A mid-session question whose answer must contain ``expected``."""
+    """A question whose answer must contain ``expected``.
+
+    Without ``question`` the probe *is* turn ``turn`` of the session (asked inline). With
+    ``question`` it is asked on its own after the first ``turn`` turns were played, from
+    a copy of the session at that point (docs/lab.md, "Probes asked in isolation").
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    turn: int = Field(ge=0, description="Index of the asking turn in ``turns``.")
-    expected: list[str] = Field(min_length=1, description="Strings the answer must contain.")
-    kind: str = Field(default="", description="Free label (planted, tool_output, skill...).")
+    turn: int = Field(ge=0, description="Index of the asking turn in ``turns`` (inline); "
+                      "turns played before it is asked (with ``question``).")
+    expected: list[str] = Field(default_factory=list,
+                                description="Strings the answer must contain.")
+    kind: str = Field(default="", description="Free label or category (planted, 1, "
+                      "temporal-reasoning, ...).")
+    question: str | Turn | None = Field(
+        default=None, description="The question, asked in isolation after ``turn`` turns.")
+    evidence: list[str] = Field(
+        default_factory=list,
+        description="Text of the conversation lines that hold the answer (the evidence metric).")
+    evidence_ids: list[str] = Field(
+        default_factory=list, description="The dataset's ids of those lines (LoCoMo dia_ids).")
+    evidence_unresolved: int = Field(
+        default=0, ge=0, description="Evidence ids that name no line of the conversation.")
+
+    @model_validator(mode="after")
+    def _expected_inline(self) -> Probe:
+        if self.question is None and not self.expected and not self.evidence:
+            raise ValueError("an inline probe needs at least one expected string (or "
+                             "evidence lines)")
+        return self
+
+    def asked(self) -> Turn:
+        """The question as a turn (``question`` must be set)."""
+        if self.question is None:
+            raise ValueError("an inline probe has no question of its own")
+        return self.question if isinstance(self.question, Turn) else Turn(user=self.question)
 
 
 class Item(BaseModel):
@@ -65,8 +98,57 @@ class Item(BaseModel):
         return raw if isinstance(raw, Turn) else Turn(user=raw)
 
     def tool_names(self) -> list[str]:
-        """Every tool a turn scripts a result for, sorted."""
-        return sorted({name for t in self.turns if isinstance(t, Turn) for name in t.tool_results})
+        """Every tool a turn or an isolated question scripts a result for, sorted."""
+        scripted = [*self.turns, *(p.question for p in self.probes)]
+        return sorted({name for t in scripted if isinstance(t, Turn) for name in t.tool_results})
+
+    def isolated(self) -> Item:
+        """This item with every inline probe made an isolated question.
+
+        The probe's turn leaves ``turns`` and becomes its ``question``, asked after the
+        turns that came before it; what follows is played as before.
+        """
+        inline = {p.turn for p in self.probes if p.question is None}
+        if not inline:
+            return self
+        kept = [turn for index, turn in enumerate(self.turns) if index not in inline]
+        if not kept:
+            raise ValueError("every turn is a probe: nothing is left to play before them")
+        # played[t]: turns still played among the first t (a question's new position).
+        played = [0]
+        for index in range(len(self.turns)):
+            played.append(played[-1] + (index not in inline))
+        probes = [p.model_copy(update={"turn": played[p.turn]}) if p.question is not None
+                  else p.model_copy(update={"question": self.turns[p.turn],
+                                            "turn": played[p.turn]})
+                  for p in self.probes]
+        return self.model_copy(update={"turns": kept, "probes": probes})
+
+    def inlined(self) -> Item:
+        """This item with every isolated question made a turn of the session, at its place.
+
+        The questions then accumulate in the history, one after another, as the turns of
+        a scripted session do; a question with neither expected strings nor evidence
+        becomes a plain turn.
+        """
+        if all(p.question is None for p in self.probes):
+            return self
+        turns: list[str | Turn] = []
+        at: dict[int, int] = {}  # an original turn's new index
+        asked: dict[int, int] = {}  # a question's new index
+        for point in range(len(self.turns) + 1):
+            for number, probe in enumerate(self.probes):
+                if probe.question is not None and probe.turn == point:
+                    asked[number] = len(turns)
+                    turns.append(probe.question)
+            if point < len(self.turns):
+                at[point] = len(turns)
+                turns.append(self.turns[point])
+        probes = [p.model_copy(update={"turn": at[p.turn]}) if p.question is None
+                  else p.model_copy(update={"turn": asked[n], "question": None})
+                  for n, p in enumerate(self.probes)
+                  if p.question is None or p.expected or p.evidence]
+        return self.model_copy(update={"turns": turns, "probes": probes})
 
     def record(self) -> dict[str, Any]:
         """The item as JSON data (``item.json``), extra fields included."""
@@ -85,14 +167,56 @@ class Dataset:
         return self.items if limit is None else self.items[:limit]
 
 
-def load_dataset(path: Path, *, source: str | None = None) -> Dataset:
-    """Read and validate a JSONL dataset.
+def load_dataset(path: Path, *, source: str | None = None, format: str = "jsonl",
+                 limit: int | None = None, questions: int | None = None,
+                 probes: str | None = None) -> Dataset:
+    """Read and validate a dataset file.
 
     :param source: how errors name the file (default: the path).
-    :raises ManifestError: one problem per bad line (``line N``), unknown file, duplicate id,
-        or a probe pointing past the last turn.
+    :param format: ``jsonl`` (this module), ``locomo`` or ``longmemeval``
+        (:mod:`mas.library.lab.formats`).
+    :param limit: only the first ``limit`` items of the file (the rest is not read).
+    :param questions: only the first ``questions`` probes of each item.
+    :param probes: ``isolated`` turns inline probes into isolated questions, ``inline``
+        isolated questions into turns (:meth:`Item.inlined`); ``None`` keeps the items as
+        read.
+    :raises ManifestError: every problem of the file (unknown file, bad line or element,
+        duplicate id, a probe pointing past the last turn).
     """
     name = source or str(path)
+    if format == "jsonl":
+        dataset = _load_jsonl(Path(path), name, limit)
+    else:
+        # Imported here: the format readers build this module's items.
+        from mas.library.lab.formats import read_benchmark
+
+        dataset = Dataset(Path(path), read_benchmark(Path(path), name, format, limit))
+    items = dataset.items
+    if questions is not None:
+        items = [_first_questions(item, questions) for item in items]
+    if probes == "isolated":
+        problems = []
+        isolated = []
+        for item in items:
+            try:
+                isolated.append(item.isolated())
+            except ValueError as exc:
+                problems.append(Problem(name, f"item {item.id!r}.probes", str(exc)))
+        if problems:
+            raise ManifestError(problems)
+        items = isolated
+    elif probes == "inline":
+        items = [item.inlined() for item in items]
+    return Dataset(dataset.path, items)
+
+
+def _first_questions(item: Item, questions: int) -> Item:
+    """``item`` with its first ``questions`` probes; inline probes beyond are plain turns."""
+    return item.model_copy(update={"probes": item.probes[:questions]})
+
+
+def _load_jsonl(path: Path, name: str, limit: int | None) -> Dataset:
+    """The items of a JSONL dataset (the first ``limit`` lines holding one)."""
     lines = read_lines(Path(path), name, "dataset")
     problems: list[Problem] = []
     items: list[Item] = []
@@ -119,14 +243,25 @@ def load_dataset(path: Path, *, source: str | None = None) -> Dataset:
                                     f"duplicate id (first on line {seen[item.id]})", item.id, True))
             continue
         seen[item.id] = number
-        for index, probe in enumerate(item.probes):
-            if probe.turn >= len(item.turns):
-                problems.append(Problem(name, f"{where}.probes[{index}].turn",
-                                        f"no such turn (the item has {len(item.turns)})",
-                                        probe.turn, True))
+        problems.extend(probe_problems(item, name, where))
         items.append(item)
+        if limit is not None and len(items) >= limit:
+            break
     if not items and not problems:
         problems.append(Problem(name, "", "the dataset has no item"))
     if problems:
         raise ManifestError(problems)
-    return Dataset(Path(path), items)
+    return Dataset(path, items)
+
+
+def probe_problems(item: Item, source: str, where: str) -> list[Problem]:
+    """Probes of ``item`` that point past its turns: an inline probe must name a turn, an
+    isolated question may come after the last one."""
+    problems = []
+    for index, probe in enumerate(item.probes):
+        last = len(item.turns) if probe.question is not None else len(item.turns) - 1
+        if probe.turn > last:
+            problems.append(Problem(source, f"{where}.probes[{index}].turn",
+                                    f"no such turn (the item has {len(item.turns)})",
+                                    probe.turn, True))
+    return problems

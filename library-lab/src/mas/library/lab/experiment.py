@@ -21,7 +21,7 @@ from mas.library.lab.pipeline import Pipeline, build_pipeline
 from mas.runtime.errors import ManifestError, Problem
 from mas.runtime.runtime import Runtime
 from mas.runtime.spec.compile import CompiledAgent, compile_all
-from mas.runtime.spec.experiment import Experiment, ExperimentBody
+from mas.runtime.spec.experiment import DatasetSpec, Experiment, ExperimentBody
 from mas.runtime.spec.loader import ManifestSet, load_manifest_set
 from mas.runtime.spec.manifests import Agent
 from mas.runtime.spec.overlay import deep_merge
@@ -95,6 +95,7 @@ def load_lab_experiment(
     model: str | None = None,
     config: Path | None = None,
     check_keys: bool = True,
+    dataset: Path | None = None,
 ) -> LabExperiment:
     """Load, compile and check ``path`` for a lab run.
 
@@ -103,6 +104,8 @@ def load_lab_experiment(
     :param model: fill ``experiment.models.main`` with this model (``--model``).
     :param config: the local config.yaml.
     :param check_keys: refuse models whose provider key is not in the environment.
+    :param dataset: read this file instead of ``experiment.dataset``'s (``--dataset``), in
+        the format and with the options the experiment gives.
     :raises ManifestError: every problem found, before anything runs.
     """
     path = Path(path)
@@ -145,18 +148,20 @@ def load_lab_experiment(
     if not body.applications or any(not flavour.agents for flavour in compiled):
         problems.append(Problem(source, "experiment.applications",
                                 "the lab needs an application with an Agent to talk to"))
-    dataset = _dataset(path, body, problems)
+    loaded = _dataset(path, body, problems, dataset)
     pipeline = build_pipeline(runtime, body.application.post, source, problems)
     problems.extend(_metric_problems(runtime, pipeline, source))
     if check_keys and not problems:
         problems.extend(missing_key_problems(runtime, compiled, pipeline, base, source))
     if problems:
         raise ManifestError(problems)
-    assert dataset is not None
+    assert loaded is not None
+    options: dict[str, Any] = {"flavours": sorted(set(flavours)), "limit": limit, "model": model}
+    if dataset is not None:
+        options["dataset"] = str(dataset)
     return LabExperiment(
-        path=path, body=body, flavours=compiled, dataset=dataset,
-        items=dataset.limited(limit), pipeline=pipeline,
-        options={"flavours": sorted(set(flavours)), "limit": limit, "model": model}, base=base,
+        path=path, body=body, flavours=compiled, dataset=loaded,
+        items=loaded.limited(limit), pipeline=pipeline, options=options, base=base,
     )
 
 
@@ -231,18 +236,24 @@ def _metric_problems(runtime: Runtime, pipeline: Pipeline, source: str) -> list[
     return problems
 
 
-def _dataset(path: Path, body: ExperimentBody, problems: list[Problem]) -> Dataset | None:
-    if body.dataset is None:
+def _dataset(path: Path, body: ExperimentBody, problems: list[Problem],
+             override: Path | None = None) -> Dataset | None:
+    """The experiment's dataset; ``override`` (``--dataset``) replaces its file."""
+    spec = body.dataset
+    if spec is None and override is None:
         problems.append(Problem(str(path), "experiment.dataset",
-                                "the lab needs a dataset (a JSONL file)"))
+                                "the lab needs a dataset (a JSONL file, or {path, format})"))
         return None
-    dataset_path = path.parent / body.dataset
+    spec = spec or DatasetSpec(path=str(override))
+    location = "--dataset" if override is not None else "experiment.dataset"
+    dataset_path = Path(override) if override is not None else path.parent / spec.path
     if not dataset_path.is_file():
-        problems.append(Problem(str(path), "experiment.dataset", "file not found",
-                                body.dataset, True))
+        problems.append(Problem("<command line>" if override is not None else str(path),
+                                location, "file not found", str(override or spec.path), True))
         return None
     try:
-        return load_dataset(dataset_path)
+        return load_dataset(dataset_path, format=spec.format, limit=spec.limit,
+                            questions=spec.questions, probes=spec.probes)
     except ManifestError as exc:
         problems.extend(exc.problems)
         return None

@@ -79,6 +79,7 @@ def run_experiment(
     check_keys: bool = True,
     backend: str | None = None,
     address: str | None = None,
+    dataset: Path | None = None,
 ) -> LabOutcome:
     """Validate everything, then run (or resume) the experiment's pipeline.
 
@@ -86,6 +87,7 @@ def run_experiment(
     :param stream: progress and step lines (``None``: silent).
     :param backend: where sessions run (``local`` or ``ray``); default ``experiment.runner``.
     :param address: the Ray cluster to join; default ``experiment.runner.address``.
+    :param dataset: read this file instead of ``experiment.dataset``'s (``--dataset``).
     :raises ManifestError: anything wrong in the experiment, before any session starts.
     """
     if max_concurrency < 1:
@@ -93,7 +95,7 @@ def run_experiment(
     if limit is not None and limit < 1:
         raise ManifestError([_option_problem(path, "--limit", limit)])
     experiment = load_lab_experiment(runtime, path, flavours=flavours, limit=limit, model=model,
-                                     config=config, check_keys=check_keys)
+                                     config=config, check_keys=check_keys, dataset=dataset)
     _log_models(experiment)
     runner = runner_settings(experiment, path, backend=backend, address=address)
     run, resumed = open_run(runs_root, experiment, new=new)

@@ -97,7 +97,10 @@ def fingerprint(experiment: LabExperiment) -> str:
             files.update(experiment.path.parent / overlay for overlay in declared.overlays)
     for path in sorted(files):
         digest.update(path.name.encode())
-        digest.update(path.read_bytes())
+        # In chunks: a benchmark file the user supplies may hold gigabytes.
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
     for flavour in experiment.flavours:
         # Infra, MAS and config.yaml as each flavour resolved them: a changed endpoint,
         # price or local default model is a different run (docs/lab.md, "Resuming").

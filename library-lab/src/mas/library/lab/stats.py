@@ -26,10 +26,11 @@ Z95 = 1.959963984540054
 RESAMPLES = 2000
 """Bootstrap resamples per interval (the default of ``aggregate``'s ``resamples``)."""
 
-Method = Literal["wilson", "bootstrap", "none"]
+Method = Literal["wilson", "wilson_pooled", "bootstrap", "none"]
 
 METHODS: dict[str, str] = {
     "wilson": "Wilson score interval (0/1 values)",
+    "wilson_pooled": "Wilson score interval over the probes of every session (evidence)",
     "bootstrap": "seeded percentile bootstrap of the mean",
     "none": "no interval (fewer than 2 values)",
 }
@@ -128,6 +129,15 @@ def estimate(values: Sequence[float], *, seed: int = 0, resamples: int = RESAMPL
         return Estimate(mean, None, None, n, "none")
     low, high = bootstrap_mean(values, seed, resamples)
     return Estimate(mean, low, high, n, "bootstrap")
+
+
+def pooled(successes: int, trials: int) -> Estimate | None:
+    """The share ``successes / trials`` pooled over sessions, with Wilson's interval
+    (``None`` when there is no trial); ``n`` is the trials (probes), not the sessions."""
+    if trials < 1:
+        return None
+    low, high = wilson(successes, trials)
+    return Estimate(successes / trials, low, high, trials, "wilson_pooled")
 
 
 def sign_test(differences: Sequence[float]) -> float:

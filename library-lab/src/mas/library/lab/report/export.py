@@ -11,7 +11,7 @@ import csv
 import io
 from typing import Any
 
-from mas.library.lab.report.table import LABELS, better, row_order
+from mas.library.lab.report.table import better, row_label, row_order
 
 COLUMNS = ("metric", "label", "better", "flavour", "mean", "low", "high", "n", "method")
 
@@ -24,7 +24,7 @@ def table_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
             entry = results["metrics"][flavour].get(metric)
             if not entry:
                 continue
-            rows.append({"metric": metric, "label": LABELS.get(metric, metric),
+            rows.append({"metric": metric, "label": row_label(metric),
                          "better": better(metric), "flavour": flavour, "mean": entry["mean"],
                          "low": entry.get("low"), "high": entry.get("high"),
                          "n": entry.get("n"), "method": entry.get("method", "none")})

@@ -11,7 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from mas.library.lab.report.table import LABELS, better, cell, methods_note, row_order
+from mas.library.lab.report.table import better, cell, methods_note, row_label, row_order
 from mas.library.lab.steps.degraded import degraded_rows
 
 _STYLE = """
@@ -47,8 +47,8 @@ def render_html(info: dict[str, Any], results: dict[str, Any], plots: dict[str, 
     for metric in row_order(results):
         cells = "".join(f'<td class="n">{escape(cell(results["metrics"][f].get(metric)))}</td>'
                         for f in flavours)
-        label = cost_label if metric == "Cost" else LABELS.get(metric, metric)
-        rows.append(f"<tr><td>{escape(label)}</td><td>{escape(better(metric))}</td>{cells}</tr>")
+        name = cost_label if metric == "Cost" else row_label(metric)
+        rows.append(f"<tr><td>{escape(name)}</td><td>{escape(better(metric))}</td>{cells}</tr>")
     sessions = results.get("sessions", {})
     counts = "".join(f'<td class="n">{sessions.get(f, {}).get("total", 0)} '
                      f'({sessions.get(f, {}).get("failed", 0)})</td>' for f in flavours)

@@ -9,7 +9,12 @@ from mas.library.lab.steps.aggregate import USAGE
 from mas.library.lab.steps.degraded import degraded_rows
 
 SCORE_FIRST = ("FactRecall", "ProbeRecall")
+EVIDENCE = ("EvidenceVerbatim", "EvidenceWithSummary", "EvidenceWithRecall")
+"""The evidence metrics' rows, in their cumulative order (then per probe category)."""
 LABELS = {
+    "EvidenceVerbatim": "evidence verbatim in request",
+    "EvidenceWithSummary": "evidence + in summary",
+    "EvidenceWithRecall": "evidence + recall",
     "FactRecall": "FactRecall (final answer)",
     "ProbeRecall": "ProbeRecall (mid-session)",
     "PromptTokens": "prompt tokens (agent turns)",
@@ -42,12 +47,25 @@ def better(metric: str) -> str:
 
 
 def row_order(results: dict[str, Any]) -> list[str]:
-    """Scores first (FactRecall, ProbeRecall, judge metrics), then usage columns."""
+    """Scores first (FactRecall, ProbeRecall, the evidence levels and then per category,
+    judge metrics), then usage columns."""
     present = {m for per in results["metrics"].values() for m in per}
     usage = [result_id for result_id, _ in USAGE]
-    scores = [m for m in SCORE_FIRST if m in present]
+    scores = [m for m in (*SCORE_FIRST, *EVIDENCE) if m in present]
+    categories = sorted({m.split("[", 1)[1] for m in present
+                         if m.split("[", 1)[0] in EVIDENCE and "[" in m})
+    scores += [f"{level}[{category}" for category in categories for level in EVIDENCE
+               if f"{level}[{category}" in present]
     others = sorted(m for m in present if m not in scores and m not in usage and m != "Tokens")
     return [*scores, *others, *[m for m in usage if m in present and m not in scores]]
+
+
+def row_label(metric: str) -> str:
+    """The row label of ``metric``; a per-category row names its category."""
+    base, _, category = metric.partition("[")
+    if category and base in LABELS:
+        return f"{LABELS[base]} [{category}"
+    return LABELS.get(metric, metric)
 
 
 def cell(entry: dict[str, Any] | None) -> str:
@@ -82,7 +100,7 @@ def render_table(results: dict[str, Any]) -> str:
     flavours = results["flavours"]
     rows = [["metric (mean [95% interval])", "better", *flavours]]
     for metric in row_order(results):
-        rows.append([LABELS.get(metric, metric), better(metric),
+        rows.append([row_label(metric), better(metric),
                      *[cell(results["metrics"][f].get(metric)) for f in flavours]])
     sessions = results.get("sessions", {})
     rows.append(["sessions (failed)", "",

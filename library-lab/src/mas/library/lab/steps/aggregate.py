@@ -3,7 +3,10 @@
 Per session it reads the trajectory (usage, context, probes) and ``metrics.json`` (every
 scored metric id); per flavour it writes the mean, 95% interval, its method (Wilson for
 0/1 values, a seeded bootstrap otherwise) and the sample size of each into
-``results.json``, and the terminal table into ``results.txt``. ``config.compare`` states
+``results.json``. A metric that counts probes (``detail.successes`` of ``detail.trials``,
+as the evidence metrics do) is pooled over the flavour's sessions instead: its share of
+all probes with Wilson's interval, and one more result per probe category
+(``EvidenceVerbatim[2]``), and the terminal table into ``results.txt``. ``config.compare`` states
 claims ("flavour A has a higher FactRecall than flavour B") that are checked on the paired
 per-session differences (paired bootstrap interval, exact sign test) and stated honestly
 either way, with the effect size and the differences behind it.
@@ -24,6 +27,7 @@ from mas.library.lab.stats import (
     format_p,
     format_value,
     paired,
+    pooled,
     stable_seed,
 )
 from mas.library.lab.steps import RESULTS_FILE, TABLE_FILE, TRAJECTORIES_FILE, StepContext
@@ -108,6 +112,30 @@ def session_values(record: dict[str, Any], metrics: dict[str, Any] | None) -> di
     return values
 
 
+def pooled_counts(metrics: dict[str, Any] | None) -> dict[str, tuple[int, int]]:
+    """Per result id, the (successes, trials) a probe-counting metric scored in one
+    session, and per category ``id[category]``."""
+    counts: dict[str, tuple[int, int]] = {}
+    for metric_id, entry in ((metrics or {}).get("metrics") or {}).items():
+        detail = entry.get("detail") if isinstance(entry, dict) else None
+        if not isinstance(detail, dict) or (pair := _count_pair(detail)) is None:
+            continue
+        counts[metric_id] = pair
+        for category, inner in (detail.get("by_category") or {}).items():
+            inner_pair = _count_pair(inner) if isinstance(inner, dict) else None
+            if inner_pair is not None:
+                counts[f"{metric_id}[{category}]"] = inner_pair
+    return counts
+
+
+def _count_pair(detail: dict[str, Any]) -> tuple[int, int] | None:
+    successes, trials = detail.get("successes"), detail.get("trials")
+    # ``type() is int``: a boolean is not a count.
+    if type(successes) is int and type(trials) is int and 0 <= successes <= trials > 0:
+        return successes, trials
+    return None
+
+
 def aggregate(ctx: StepContext, claims: list[Claim], *, seed: int = 0,
               resamples: int = RESAMPLES) -> dict[str, Any]:
     """The ``results.json`` document for the run folder of ``ctx``."""
@@ -119,6 +147,7 @@ def aggregate(ctx: StepContext, claims: list[Claim], *, seed: int = 0,
     samples: dict[str, dict[str, dict[str, float]]] = {f: {} for f in flavours}
     sessions = {f: {"total": 0, "failed": 0, "degraded": 0} for f in flavours}
     degradation = FlavourDegradation(flavours)
+    counts: dict[str, dict[str, list[int]]] = {f: {} for f in flavours}
     for record in records:
         flavour = record["flavour"]
         sessions[flavour]["total"] += 1
@@ -134,12 +163,23 @@ def aggregate(ctx: StepContext, claims: list[Claim], *, seed: int = 0,
         cell = f"{record.get('item')}#{record.get('run_index', 0)}"
         for metric_id, value in session_values(record, metrics).items():
             samples[flavour].setdefault(metric_id, {})[cell] = value
+        for result_id, (successes, trials) in pooled_counts(metrics).items():
+            total = counts[flavour].setdefault(result_id, [0, 0])
+            total[0] += successes
+            total[1] += trials
+            # The session's own share: what a claim pairs, session by session.
+            samples[flavour].setdefault(result_id, {})[cell] = successes / trials
     results: dict[str, dict[str, Estimate]] = {
         f: {m: e for m, v in samples[f].items()
             if (e := estimate(list(v.values()), seed=stable_seed(seed, f, m),
                               resamples=resamples, proportion=m not in COUNTS)) is not None}
         for f in flavours
     }
+    for flavour in flavours:
+        for result_id, (successes, trials) in counts[flavour].items():
+            pooled_estimate = pooled(successes, trials)
+            if pooled_estimate is not None:
+                results[flavour][result_id] = pooled_estimate
     degraded = degradation.to_json()
     return {
         "flavours": flavours,

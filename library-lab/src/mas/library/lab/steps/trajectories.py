@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mas.library.eval import RunFolderError, SessionRun, load_run
+from mas.library.lab.probes import contains
 from mas.library.lab.rundir import write_text
 from mas.library.lab.steps import TRAJECTORIES_FILE, StepContext
 from mas.runtime.context import pair_problems
@@ -39,11 +40,6 @@ def turn_answer(turn: list[Message]) -> str:
             content = message.get("content")
             return content if isinstance(content, str) else ""
     return ""
-
-
-def contains(answer: str, expected: str) -> bool:
-    """Case- and whitespace-insensitive containment (as FactRecall matches)."""
-    return " ".join(expected.lower().split()) in " ".join(answer.lower().split())
 
 
 def context_fill(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -124,13 +120,8 @@ def trajectory(run: SessionRun, row: dict[str, Any]) -> dict[str, Any]:
     turns = [c for c in calls if c.get("purpose", "turn") == "turn"]
     usage = _usage(calls)
     segments = turn_segments(run.messages)
-    probes = []
-    for probe in (run.item or {}).get("probes") or []:
-        index = int(probe.get("turn", -1))
-        answer = turn_answer(segments[index]) if 0 <= index < len(segments) else ""
-        hit = bool(answer) and all(contains(answer, e) for e in probe.get("expected") or [])
-        probes.append({"turn": index, "kind": probe.get("kind", ""),
-                       "expected": probe.get("expected"), "answer": answer[:300], "hit": hit})
+    probes = probe_answers(run, segments)
+    scored = [p for p in probes if p["hit"] is not None]
     summary_usage = _usage(summaries)
     stops = run.events_named("compaction.stop")
     degradation = degradation_counts(run.events)
@@ -159,11 +150,40 @@ def trajectory(run: SessionRun, row: dict[str, Any]) -> dict[str, Any]:
         "pair_violations": len(pair_problems(run.messages)),
         **accounting_fields(run.events),
         "probes": probes,
+        "probe_calls": sum(int(p.get("llm_calls") or 0) for p in probes),
         # Like the eval library's quality metrics, a failed session is not scored.
-        "probe_recall": (sum(p["hit"] for p in probes) / len(probes))
-        if probes and not run.error else None,
+        "probe_recall": (sum(p["hit"] for p in scored) / len(scored))
+        if scored and not run.error else None,
         "final_answer": run.final_answer[:500],
     }
+
+
+def probe_answers(run: SessionRun, segments: list[list[Message]]) -> list[dict[str, Any]]:
+    """Every probe of the item with its answer and hit: an inline probe's from its turn of
+    the transcript, an isolated one's from its record in ``probes.jsonl``.
+
+    ``hit`` is ``None`` for a probe without expected strings (LoCoMo's adversarial
+    questions) and for an isolated probe not asked (the session stopped before it).
+    """
+    records = {r.get("probe"): r for r in run.probes}
+    answers = []
+    for number, probe in enumerate((run.item or {}).get("probes") or []):
+        index = int(probe.get("turn", -1))
+        expected = probe.get("expected") or []
+        record = records.get(number) or {}
+        if probe.get("question") is not None:
+            answer = str(record.get("answer") or "")
+            hit = record.get("hit") if record else None
+            mode = "isolated"
+        else:
+            answer = turn_answer(segments[index]) if 0 <= index < len(segments) else ""
+            hit = (bool(answer) and all(contains(answer, e) for e in expected)
+                   if expected else None)
+            mode = "inline"
+        answers.append({"turn": index, "kind": probe.get("kind", ""), "mode": mode,
+                        "expected": expected, "answer": answer[:300], "hit": hit,
+                        "llm_calls": int(record.get("llm_calls") or 0)})
+    return answers
 
 
 class ExtractTrajectories:

@@ -1,0 +1,61 @@
+"""The public long-conversation benchmark formats, read into lab items.
+
+- ``locomo`` (:mod:`.locomo`): LoCoMo's ``locomo10.json``, one item per conversation, a
+  turn per session, a probe per question with its category and evidence lines;
+- ``longmemeval`` (:mod:`.longmemeval`): LongMemEval's ``longmemeval_s/_m/_oracle.json``,
+  one item per instance (its own haystack), a turn per haystack session, one probe.
+
+Both files are one JSON array, read element by element (:mod:`.stream`), so a ``limit``
+reads only the start of the file. The user supplies the file: nothing is shipped or
+downloaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mas.library.lab.dataset import Item, probe_problems
+from mas.library.lab.formats.locomo import locomo_item
+from mas.library.lab.formats.longmemeval import longmemeval_item
+from mas.library.lab.formats.stream import json_array_items
+from mas.runtime.errors import ManifestError, Problem
+
+Reader = Callable[[Any, str, str], Item]
+"""``reader(element, source, where)``: one element as an item, or ManifestError."""
+
+READERS: dict[str, Reader] = {"locomo": locomo_item, "longmemeval": longmemeval_item}
+
+
+def read_benchmark(path: Path, source: str, format: str, limit: int | None) -> list[Item]:
+    """The items of a benchmark file (the first ``limit`` elements).
+
+    :raises ManifestError: every problem found, each naming the element (``[3].qa[5]``).
+    """
+    reader = READERS[format]
+    problems: list[Problem] = []
+    items: list[Item] = []
+    seen: dict[str, int] = {}
+    for index, element in enumerate(json_array_items(path, source, limit=limit)):
+        where = f"[{index}]"
+        try:
+            item = reader(element, source, where)
+        except ManifestError as exc:
+            problems.extend(exc.problems)
+            continue
+        if item.id in seen:
+            problems.append(Problem(source, where, f"duplicate id (first at [{seen[item.id]}])",
+                                    item.id, True))
+            continue
+        seen[item.id] = index
+        problems.extend(probe_problems(item, source, where))
+        items.append(item)
+    if not items and not problems:
+        problems.append(Problem(source, "", "the dataset has no item"))
+    if problems:
+        raise ManifestError(problems)
+    return items
+
+
+__all__ = ["READERS", "read_benchmark"]
