@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mas.runtime.context import AssembledRequest, ContextPart, History, prepare_request
+from mas.runtime.context.archive import Archive
 from mas.runtime.context.calibration import digit_prior
 from mas.runtime.degradation import Degradation
 from mas.runtime.engine import Engine
@@ -27,7 +28,7 @@ from mas.runtime.protocols import ContextManager, Message, ModelReply
 from mas.runtime.runtime import Runtime
 from mas.runtime.session import _provider_state
 from mas.runtime.session.ledger import ledger_from_state, ledger_to_state
-from mas.runtime.session.recall import open_archive, recall_tool
+from mas.runtime.session.recall import SessionMemory
 from mas.runtime.session.skills import SkillLibrary
 from mas.runtime.session.store import StateJournal
 from mas.runtime.session.tools import Tool
@@ -126,13 +127,13 @@ class AgentSession:
         self.calibration.min_observations = self.settings.min_observations
         if self.skills is not None and self.skills.available():
             self.tools = [*self.tools, self.skills.tool()]
-        self.archive = open_archive(self.cm, self.state_path)
-        recall = getattr(self.cm, "archive_settings", None)
-        if self.archive is not None and recall is not None and recall.recall:
-            self.tools = [*self.tools, recall_tool(
-                self.archive, recall.recall_max_tokens,
-                lambda data: self.runtime.emit(Event("recall", data, self.session_id)),
-            )]
+        self.memory = SessionMemory(
+            self.cm, self.state_path,
+            lambda data: self.runtime.emit(Event("recall", data, self.session_id)),
+            self.history.estimator,
+        )
+        if self.memory.tool is not None:
+            self.tools = [*self.tools, self.memory.tool]
         self._by_name = {tool.name: tool for tool in self.tools}
         # The same schema objects every call: the request estimate remembers them.
         self._schemas = [tool.schema for tool in self.tools] or None
@@ -165,6 +166,7 @@ class AgentSession:
         schemas = self._schemas
         calls = compactions = 0
         answer = ""
+        self.memory.start_turn()
         stop_counting = self.runtime.add_listener(self._count_turn_event)
         try:
             for round_number in range(self.settings.max_tool_rounds):
@@ -177,7 +179,10 @@ class AgentSession:
                 if reply.tool_calls and not last_round:
                     assistant["tool_calls"] = reply.tool_calls
                     working.append(assistant)
-                    working.extend(self._run_tools(reply.tool_calls))
+                    self.memory.begin_round(request, assistant)
+                    results = self._run_tools(reply.tool_calls)
+                    self.memory.track(reply.tool_calls, results, self.turns + 1)
+                    working.extend(results)
                     continue
                 if reply.tool_calls:
                     self._tool_loop(reply.tool_calls)
@@ -189,6 +194,12 @@ class AgentSession:
         messages = [user, *working]
         self._commit(messages, compactions)
         return TurnResult(answer, messages, calls, compactions, self.last_request)
+
+    @property
+    def archive(self) -> Archive | None:
+        """The session's archive (``None`` when nothing is archived), see
+        :class:`~mas.runtime.session.recall.SessionMemory`."""
+        return self.memory.archive
 
     @property
     def degradation(self) -> Degradation:
@@ -268,14 +279,17 @@ class AgentSession:
             engine=self.engine,
             runtime=self.runtime,
             session_id=self.session_id,
+            served_tokens=self.memory.served_tokens,
         )
         self.last_request = request
+        archived = self.memory.after_request(self.history, request)
         cut = request.accounting.cut if request.accounting is not None else None
         if cut is not None and cut.messages:
             self.degradation.add(
                 "budget_cuts",
                 reason=f"turn {self.turns + 1}: {cut.messages} committed message(s) "
-                f"({cut.tokens} estimated tokens) cut by the final trim",
+                f"({cut.tokens} estimated tokens) cut by the final trim "
+                f"({archived} newly archived)",
             )
         return request
 
@@ -317,7 +331,9 @@ class AgentSession:
         return results
 
     def _commit(self, messages: list[Message], compactions: int) -> None:
-        self.history.extend(messages)
+        # History keeps recall results as stubs (they served this turn); the transcript
+        # keeps what the model read.
+        self.history.extend(self.memory.committed(messages))
         self.cm.commit(self.history)
         self.transcript.extend(messages)
         self.turns += 1
@@ -360,6 +376,7 @@ class AgentSession:
             "context_usage": (self.inspect_context().to_dict() if self.last_request
                               else self._restored_usage),
             "provider_state": provider,
+            "recall": self.memory.to_state(),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -374,6 +391,7 @@ class AgentSession:
         self.engine.ledger = ledger_from_state(state["ledger"])
         self.degradation.load_state(state.get("degradation"))
         self.calibration.load_state(state.get("calibration"))
+        self.memory.load_state(state.get("recall"))
         if (state.get("context_manager") or {}).get("compaction_in_progress"):
             log.warning(
                 "session %s: its last compaction did not finish (failed or interrupted; "
