@@ -32,12 +32,11 @@ MAX_QUERY_TERMS = 12
 INFLECTIONS = ("", "s", "es", "ed", "ing", "e")
 """Suffixes a word term is tried with, so a stem finds the word it was cut from."""
 
-# One run of term characters: no nested quantifier, so no backtracking (linear).
-_RUN = re.compile(r"[\w.@/$€%-]+")
+# Three disjoint kinds of piece, each matched as one maximal run: letters and digits,
+# the punctuation a term may carry inside (``ORD-7781``, ``142.50``), and anything else,
+# which ends a term. Disjoint classes leave the engine nothing to backtrack: linear.
+_PIECE = re.compile(r"([^\W_]+)|([_.@/$€%-]+)|[^\w.@/$€%-]+")
 _SEPARATORS = re.compile(r"[;\n]")
-# Punctuation a term may carry inside (``ORD-7781``) but not at its ends; ``%`` may end one.
-_LEAD = "_.@/$€%-"
-_TRAIL = "_.@/$€-"
 
 
 def questions(query: str) -> list[str]:
@@ -48,14 +47,25 @@ def questions(query: str) -> list[str]:
 
 
 def terms(question: str) -> list[str]:
-    """The distinct terms of one question, in order, at most :data:`MAX_QUERY_TERMS`."""
+    """The distinct terms of one question, lower-cased, in order, at most
+    :data:`MAX_QUERY_TERMS`: runs of letters and digits joined by inner punctuation; a
+    term may end in ``%``, never in other punctuation."""
     found: dict[str, None] = {}
-    for match in _RUN.finditer(question):
-        term = match.group().lstrip(_LEAD).rstrip(_TRAIL)
-        if term:
-            found.setdefault(term.lower(), None)
-            if len(found) == MAX_QUERY_TERMS:
-                break
+    term: list[str] = []  # its pieces, joined once it ends (joining as it grows is quadratic)
+    inner = ""
+    for piece in _PIECE.finditer(question + " "):
+        word, punctuation = piece.group(1), piece.group(2)
+        if word:
+            term += [inner, word] if inner else [word]
+            inner = ""
+        elif punctuation and term:
+            inner = punctuation
+        elif not punctuation:
+            if term:
+                found.setdefault(("".join(term) + ("%" if inner.startswith("%") else "")).lower())
+                if len(found) == MAX_QUERY_TERMS:
+                    break
+            term, inner = [], ""
     return list(found)
 
 
