@@ -6,7 +6,9 @@ ranks is offered with its neighbours (the line before and after, across message
 boundaries, so a reply comes with its question) and its message's first line (a session's
 date or header). Offers are taken best-first while they fit the budget; one that does
 not fit whole is taken as the bare line, and a first line larger than the budget alone
-is shortened in the middle. The text comes back grouped by message, best match first.
+is shortened in the middle. A line whose text was already recalled (a greeting, a
+question asked again) is not offered twice: it would spend the budget on nothing new.
+The text comes back grouped by message, best match first.
 """
 
 from __future__ import annotations
@@ -102,6 +104,7 @@ class Selection:
         self.result = Recalled()
         self._blocks: dict[int, Block] = {}
         self._cache: dict[int, tuple[str, list[str]] | None] = {}
+        self._texts: set[str] = set()
 
     def _source(self, position: int) -> tuple[str, list[str]] | None:
         if position not in self._cache:
@@ -139,7 +142,8 @@ class Selection:
             if block is not None and number in block.lines:
                 continue
             source = self._source(position)
-            if source is None or number >= len(source[1]):
+            if source is None or number >= len(source[1]) or (
+                    picked and source[1][number] in self._texts):
                 continue
             if block is None and position not in new_blocks:
                 new_blocks.add(position)
@@ -153,6 +157,8 @@ class Selection:
         """Take the ranked line ``line`` of message ``position`` if it fits; ``True`` if taken."""
         source = self._source(position)
         if source is None or line >= len(source[1]) or self.left <= 0:
+            return False
+        if source[1][line] in self._texts:
             return False
         for wanted in (self._wanted(position, line, source[1]), [(position, line)]):
             cost, picked = self._cost(wanted)
@@ -179,6 +185,7 @@ class Selection:
                 block = self._blocks[position] = Block(position, role)
                 self.result.blocks.append(block)
             block.lines[number] = text
+            self._texts.add((self._source(position) or ("", []))[1][number])
         self.left -= cost
         self.result.hits += 1
 
