@@ -136,7 +136,9 @@ class Selection:
         return wanted
 
     def _cost(self, wanted: list[tuple[int, int]]) -> tuple[int, list[tuple[int, int, str]]]:
-        cost, new_blocks, picked = 0, set(), []
+        cost = 0
+        new_blocks: set[int] = set()
+        picked: list[tuple[int, int, str]] = []
         for position, number in wanted:
             block = self._blocks.get(position)
             if block is not None and number in block.lines:

@@ -14,7 +14,7 @@ import logging
 import math
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from mas.runtime.context.calibration import digit_prior
 from mas.runtime.degradation import Degradation
 from mas.runtime.engine import Engine
 from mas.runtime.events import Event
-from mas.runtime.protocols import ContextManager, Message, ModelReply
+from mas.runtime.protocols import ContextManager, Message
 from mas.runtime.runtime import Runtime
 from mas.runtime.session import _provider_state
 from mas.runtime.session.ledger import ledger_from_state, ledger_to_state
@@ -32,6 +32,7 @@ from mas.runtime.session.recall import SessionMemory
 from mas.runtime.session.skills import SkillLibrary
 from mas.runtime.session.store import StateJournal
 from mas.runtime.session.tools import Tool
+from mas.runtime.session.turn_faults import capped, count_turn_event, tool_loop
 from mas.runtime.session.view import ContextUsageView, usage_view
 
 PartsProvider = Callable[[str, str], Sequence[ContextPart]]
@@ -167,12 +168,14 @@ class AgentSession:
         calls = compactions = 0
         answer = ""
         self.memory.start_turn()
-        stop_counting = self.runtime.add_listener(self._count_turn_event)
+        stop_counting = self.runtime.add_listener(
+            lambda event: count_turn_event(self.degradation, self.session_id, event))
         try:
             for round_number in range(self.settings.max_tool_rounds):
                 request = self._prepare(user, working, schemas)
                 compactions += int(request.managed.compacted)
-                reply = self._capped(self.engine.turn(request.messages, tools=request.tools))
+                reply = capped(self.engine.turn(request.messages, tools=request.tools),
+                               self.settings.max_reply_chars, self.turns + 1, self.degradation)
                 calls += 1
                 assistant: Message = {"role": "assistant", "content": reply.text or None}
                 last_round = round_number == self.settings.max_tool_rounds - 1
@@ -185,7 +188,8 @@ class AgentSession:
                     working.extend(results)
                     continue
                 if reply.tool_calls:
-                    self._tool_loop(reply.tool_calls)
+                    tool_loop(reply.tool_calls, self._by_name, self.settings.max_tool_rounds,
+                              self.turns + 1, self.degradation)
                 answer = reply.text or ""
                 working.append({"role": "assistant", "content": answer})
                 break
@@ -208,50 +212,6 @@ class AgentSession:
         Add to it with ``session.degradation.add(kind, count, reason=...)``.
         """
         return self.engine.degradation
-
-    def _count_turn_event(self, event: Event) -> None:
-        if event.name == "plugin.fault":
-            # Runtime-wide: a plugin left out while this turn ran (its hook or factory
-            # raised); later requests go without it.
-            data = event.data
-            where = f"{data.get('file')}:{data.get('line')}"
-            self.degradation.add("plugin_faults", reason=(
-                f"plugin {data.get('plugin')!r} left out, at {where}: {data.get('error')}")[:300])
-            return
-        # Only compactions of this session, while its turn runs (the runtime is shared).
-        if event.name != "compaction.exception" or event.session_id != self.session_id:
-            return
-        reason = " ".join(str(event.data.get("reason") or event.data.get("kind") or "").split())
-        if reason.startswith("SummarizerBackoffError"):
-            # Skipped without a request: the failure that started the back-off stays the
-            # compaction failures' last reason.
-            self.degradation.add("compaction_failures")
-            self.degradation.add("summarizer_backoffs", reason=reason[:300])
-        else:
-            self.degradation.add("compaction_failures", reason=reason[:300])
-
-    def _capped(self, reply: ModelReply) -> ModelReply:
-        """``reply`` with its text cut to ``max_reply_chars``: one huge reply would
-        otherwise be saved, re-sent and re-estimated on every later turn."""
-        limit = self.settings.max_reply_chars
-        if len(reply.text) <= limit:
-            return reply
-        reason = (f"turn {self.turns + 1}: a reply of {len(reply.text):,} characters cut to "
-                  f"{limit:,} (spec.budget.max_reply_chars)")
-        log.warning("%s", reason)
-        self.degradation.add("replies_capped", reason=reason)
-        return replace(reply, text=reply.text[:limit] + f"\n[reply cut at {limit:,} characters]")
-
-    def _tool_loop(self, calls: list[dict[str, Any]]) -> None:
-        """The turn used up its tool rounds with the model still calling tools."""
-        names = sorted({str((c.get("function") or {}).get("name", "")) for c in calls})
-        unknown = [n for n in names if n not in self._by_name]
-        what = f"unknown tool(s) {', '.join(map(repr, unknown))}" if unknown else (
-            f"tool(s) {', '.join(map(repr, names))}")
-        reason = (f"turn {self.turns + 1}: all {self.settings.max_tool_rounds} tool rounds "
-                  f"used and the model still called {what}")
-        log.warning("%s; the turn ends without a tool answer", reason)
-        self.degradation.add("tool_loops", reason=reason)
 
     def _prepare(
         self, user: Message, working: list[Message], schemas: list[dict[str, Any]] | None
