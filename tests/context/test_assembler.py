@@ -271,3 +271,20 @@ def test_trimmed_positions_are_exactly_what_the_trim_removed(
             assert id(message) not in sent
         elif message.get("role") != "tool":  # a shortened result is a copy
             assert id(message) in sent
+
+
+def test_served_working_memory_is_left_out_of_the_managers_budget() -> None:
+    """A recall result serves its turn: the manager's history limit is what it would be
+    without it, while the trim still counts it (DESIGN §13)."""
+    history = History(old_turns(2))
+    user = {"role": "user", "content": "now"}
+    recalled = [{"role": "assistant", "content": None, "tool_calls": [call("r")]},
+                {"role": "tool", "tool_call_id": "r", "content": "recalled " * 300}]
+    served = EST.message(recalled[1])
+    plain = prepare_request(cm=KeepAll(), history=history, window=8000, current_input=user,
+                            working_memory=recalled[:1])
+    request = prepare_request(cm=KeepAll(), history=history, window=8000, current_input=user,
+                              working_memory=recalled, served_tokens=served)
+    assert request.budget.history_hard_limit == plain.budget.history_hard_limit
+    assert request.served_tokens == served == request.event_data()["served_tokens"]
+    assert request.estimate == plain.estimate + served
