@@ -88,6 +88,9 @@ def test_eviction_removes_lines_and_counts() -> None:
     archive.add(0, [{"role": "user", "content": f"fact number {i}\nzebra {i}"} for i in range(4)])
     assert archive.stats()["evicted"] == 2
     assert sorted(archive.search("zebra", max_tokens=500).positions) == [2, 3]
+    assert archive.add(0, [{"role": "user", "content": "zebra again"}]) == 0, (
+        "older than the eviction: storing it would only evict it again")
+    assert archive.add(3, [{"role": "user", "content": "x"}] * 2) == 1
 
 
 def test_an_archive_from_before_line_indexing_is_reindexed(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from mas.runtime import Runtime
 from mas.runtime.context import BudgetSettings, ContextBudget, History, prepare_request
 from mas.runtime.context.groups import pair_problems
-from mas.runtime.protocols import ManagedHistory
+from mas.runtime.protocols import ArchiveSettings, ManagedHistory
 from mas.runtime.session.recall import ARCHIVE_FILE, RECALL_TOOL, SessionMemory
 
 FACT = "The warehouse door code is KX-5521."
@@ -108,3 +108,35 @@ def test_a_manager_without_an_archive_gets_one_from_the_session() -> None:
     assert memory.archive is not None and memory.archive.stats()["messages"] == 3
     assert memory.after_request(history, request) == 0, "each message archived once"
     assert memory.archive.search("zebra-1", max_tokens=100).positions[0] == 1
+
+
+class ArchivingTail(Tail):
+    """``Tail`` that archives and offers recall."""
+
+    archive_settings = ArchiveSettings(recall=True)
+
+    def attach_archive(self, archive: Any) -> None:
+        self.archive = archive
+
+
+def test_a_failed_recall_call_does_not_take_another_calls_stub() -> None:
+    cm = ArchivingTail()
+    memory = SessionMemory(cm, None, lambda data: None)
+    assert memory.tool is not None and memory.archive is not None
+    memory.archive.add(0, [{"role": "user", "content": "The locker code is KX-5521. " * 20}])
+    history = History([{"role": "user", "content": "hello"}], base=1)
+    request = prepare_request(cm=cm, history=history, window=8000,
+                              current_input={"role": "user", "content": "code?"})
+    calls = [{"id": i, "type": "function",
+              "function": {"name": RECALL_TOOL, "arguments": a}}
+             for i, a in (("bad", "{not json"), ("good", '{"query": "locker code"}'))]
+    assistant = {"role": "assistant", "content": None, "tool_calls": calls}
+    memory.begin_round(request, assistant)
+    results = [{"role": "tool", "tool_call_id": c["id"],
+                "content": memory.tool.invoke(c["function"]["arguments"])[0]} for c in calls]
+    memory.track(calls, results, turn=2)
+    assert memory.served_tokens > 0
+    committed = memory.committed([assistant, *results])
+    assert committed[1] == results[0], "the failed call's error stays as it was"
+    assert committed[2]["content"].startswith("[recall_context result shown in turn 2 only")
+    assert memory.counts.calls == 1 and memory.counts.released > 0

@@ -13,8 +13,9 @@ ranked by bm25; what comes back is chosen by :mod:`mas.runtime.context.recalled`
 Retention is bounded: at most ``max_messages`` messages and ``max_bytes`` of message
 JSON; past either, the oldest are evicted and counted (``stats()["evicted"]``).
 Positions already stored are not stored again, so a resumed session re-folding the same
-range writes nothing twice. An archive written before line indexing is re-indexed once
-when opened.
+range, or a request cutting what the one before cut, writes nothing twice; nor are
+positions older than the last eviction (they would only be evicted again). An archive
+written before line indexing is re-indexed once when opened.
 """
 
 from __future__ import annotations
@@ -135,19 +136,27 @@ class Archive:
         :param cut: the final trim cut them (counted in ``stats()["cut"]``).
         :return: how many were new (positions already stored are skipped).
         """
-        rows = []
-        for offset, message in enumerate(messages):
-            body = json.dumps(message, ensure_ascii=False, default=str)
-            rows.append((start + offset, str(message.get("role", "")), body,
-                         len(body.encode("utf-8")), message))
+        stop = start + len(messages)
         with self._lock:
-            known = {
-                p for (p,) in self._db.execute(
-                    "select position from messages where position between ? and ?",
-                    (start, start + len(messages)),
-                )
-            }
-            fresh = [r for r in rows if r[0] not in known]
+            row = self._db.execute("select value from meta where key = 'horizon'").fetchone()
+            # Older than what eviction removed: storing it again would only evict it again.
+            start_new = max(start, row[0] if row else start)
+            stored, = self._db.execute(
+                "select count(*) from messages where position >= ? and position < ?",
+                (start_new, stop)).fetchone()
+            if stored >= stop - start_new:
+                return 0  # the common case: a range cut again on the next request
+            known = {p for (p,) in self._db.execute(
+                "select position from messages where position >= ? and position < ?",
+                (start_new, stop))}
+            # Only the new ones are encoded: a session re-archives the same cut range on
+            # every request that cuts it.
+            fresh = []
+            for position, message in enumerate(messages, start):
+                if position >= start_new and position not in known:
+                    body = json.dumps(message, ensure_ascii=False, default=str)
+                    fresh.append((position, str(message.get("role", "")), body,
+                                  len(body.encode("utf-8")), message))
             if not fresh:
                 return 0
             try:
@@ -194,6 +203,10 @@ class Archive:
             evicted += len(oldest)
         if evicted:
             self._count("evicted", evicted)
+            self._db.execute(
+                "insert into meta values ('horizon', ?) "
+                "on conflict(key) do update set value = max(value, excluded.value)",
+                (last + 1,))
 
     def search(self, query: str, *, max_tokens: int) -> Recalled:
         """The lines that best match ``query``, with their context, within ``max_tokens``.

@@ -116,11 +116,11 @@ class SessionMemory:
         self.enabled = settings.enabled if settings is not None else True
         self.manager_archives = archiving and self.archive is not None
         self.max_tokens = settings.recall_max_tokens if settings is not None else 0
-        self.tool = self._tool() if self.archive is not None and settings and settings.recall \
-            else None
+        offered = self.archive is not None and settings is not None and settings.recall
+        self.tool = self._tool() if offered else None
         self.counts = RecallCounts()
         self._room = 0
-        self._pending: list[Recalled] = []
+        self._pending: list[tuple[str, Recalled]] = []  # (the text returned, the recall)
         self._stubs: dict[str, tuple[str, int]] = {}  # call id -> (stub, tokens released)
         self._left_through = 0
 
@@ -141,8 +141,8 @@ class SessionMemory:
             self._left_through = max(self._left_through, first_live)
         cut = request.accounting.cut.messages if request.accounting is not None else 0
         if cut and request.trim.dropped_history:
-            for position in trimmed_positions(history, request.managed, request.trim):
-                new += self._store().add(position, [history.original(position)], cut=True)
+            for start, stop in _runs(trimmed_positions(history, request.managed, request.trim)):
+                new += self._store().add(start, history.originals(start, stop), cut=True)
         return new
 
     def _store(self) -> Archive:
@@ -197,29 +197,33 @@ class SessionMemory:
         self.counts.found += int(bool(found.blocks))
         self.counts.tokens += found.tokens
         self.counts.room_capped += int(budget < self.max_tokens)
-        self._pending.append(found)
         self.emit({"questions": found.questions, "terms": found.terms, "found": found.hits,
                    "messages": len(found.blocks), "tokens": found.tokens, "budget": budget})
         if found.blocks:
-            return found.text()
-        if budget <= 0:
-            return "Nothing recalled: this request has no room left for earlier text."
-        return f"Nothing earlier in this conversation matches {query[:80]!r}."
+            text = found.text()
+        elif budget <= 0:
+            text = "Nothing recalled: this request has no room left for earlier text."
+        else:
+            text = f"Nothing earlier in this conversation matches {query[:80]!r}."
+        self._pending.append((text, found))
+        return text
 
     def track(self, calls: list[dict[str, Any]], results: list[Message], turn: int) -> None:
         """Note this round's recall results, to commit them as stubs (``turn``: its number)."""
         by_id = {str(c.get("id", "")): (c.get("function") or {}).get("name") for c in calls}
+        # Matched by the text returned: a recall call whose arguments were unusable never
+        # reached the tool, and its error result must not take another call's stub.
+        served = dict(self._pending)
+        self._pending.clear()
         for result in results:
-            call_id = str(result.get("tool_call_id", ""))
-            if by_id.get(call_id) != RECALL_TOOL or not self._pending:
+            call_id, content = str(result.get("tool_call_id", "")), result.get("content")
+            found = served.get(content) if isinstance(content, str) else None
+            if by_id.get(call_id) != RECALL_TOOL or found is None:
                 continue
-            found = self._pending.pop(0)
             stub = _stub(found, turn)
-            full = self.estimator.text(str(result.get("content") or ""))
-            released = full - self.estimator.text(stub)
+            released = self.estimator.text(content or "") - self.estimator.text(stub)
             if released > 0:
                 self._stubs[call_id] = (stub, released)
-        self._pending.clear()  # a recall call that failed before the tool ran
 
     @property
     def served_tokens(self) -> int:
@@ -257,6 +261,17 @@ class SessionMemory:
         """Restore totals saved by :meth:`to_state` (``None``: a session saved before)."""
         fields = RecallCounts.__dataclass_fields__
         self.counts = RecallCounts(**{k: int(v) for k, v in (state or {}).items() if k in fields})
+
+
+def _runs(positions: list[int]) -> list[tuple[int, int]]:
+    """Sorted ``positions`` as ``[start, stop)`` runs of consecutive numbers."""
+    runs: list[tuple[int, int]] = []
+    for position in positions:
+        if runs and runs[-1][1] == position:
+            runs[-1] = (runs[-1][0], position + 1)
+        else:
+            runs.append((position, position + 1))
+    return runs
 
 
 def _stub(found: Recalled, turn: int) -> str:
