@@ -97,6 +97,7 @@ class SessionMemory:
     :param cm: the bound context manager.
     :param state_path: the saved state (the archive goes beside it), or ``None``.
     :param emit: sends a ``recall`` event's data.
+    :param estimator: counts recalled and stubbed tokens (the history's).
     """
 
     def __init__(
@@ -109,12 +110,11 @@ class SessionMemory:
         self.state_path = state_path
         self.estimator = estimator
         self.emit = emit
-        archiving = isinstance(cm, ArchivingManager)
         settings = cm.archive_settings if isinstance(cm, ArchivingManager) else None
         self.archive = open_archive(cm, state_path)
-        # A manager that archives its own folds with the archive off: the user said no.
+        # A standard manager with ``archive.enabled: false``: the user said no.
         self.enabled = settings.enabled if settings is not None else True
-        self.manager_archives = archiving and self.archive is not None
+        self.manager_archives = settings is not None and self.archive is not None
         self.max_tokens = settings.recall_max_tokens if settings is not None else 0
         offered = self.archive is not None and settings is not None and settings.recall
         self.tool = self._tool() if offered else None
