@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from mas.runtime.context import (
     ContextBudget,
     ContextPart,
+    History,
     assemble,
     omission_marker,
     pair_problems,
+    prepare_request,
 )
+from mas.runtime.context.assembler import trimmed_positions
+from mas.runtime.context.budget import BudgetSettings
 from mas.runtime.context.estimate import DEFAULT_ESTIMATOR as EST
 from mas.runtime.protocols import ManagedHistory
 
@@ -231,3 +238,53 @@ def test_working_memory_loses_its_oldest_tool_groups_but_keeps_the_live_one() ->
     assert request.messages[-3:] == wm[-3:] and request.messages[1] == user
     assert pair_problems(request.messages) == []
     assert request.estimate <= request.budget.hard_budget
+
+
+# -- which committed messages the trim cut (issue 23: they go to the archive) ------------
+
+class KeepAll:
+    """Sends every live committed message; the trim does the cutting."""
+
+    budget_settings = BudgetSettings()
+
+    def manage_history(self, history: History, budget: ContextBudget, **_: object
+                       ) -> ManagedHistory:
+        return ManagedHistory(messages=history.slice(history.base),
+                              tokens=history.total_tokens)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 12), st.integers(20, 900), st.integers(3_000, 9_000), st.integers(0, 5))
+def test_trimmed_positions_are_exactly_what_the_trim_removed(
+    turns: int, size: int, window: int, base: int
+) -> None:
+    history = History(base=base)
+    history.extend(old_turns(turns, size))
+    request = prepare_request(cm=KeepAll(), history=history, window=window, reserve=500,
+                              current_input={"role": "user", "content": "now"})
+    cut = trimmed_positions(history, request.managed, request.trim)
+    assert len(cut) == request.trim.dropped_history
+    sent = {id(m) for m in request.messages}
+    for position in range(history.base, history.end):
+        message = history.message(position)
+        if position in cut:
+            assert id(message) not in sent
+        elif message.get("role") != "tool":  # a shortened result is a copy
+            assert id(message) in sent
+
+
+def test_served_working_memory_is_left_out_of_the_managers_budget() -> None:
+    """A recall result serves its turn: the manager's history limit is what it would be
+    without it, while the trim still counts it (DESIGN §13)."""
+    history = History(old_turns(2))
+    user = {"role": "user", "content": "now"}
+    recalled = [{"role": "assistant", "content": None, "tool_calls": [call("r")]},
+                {"role": "tool", "tool_call_id": "r", "content": "recalled " * 300}]
+    served = EST.message(recalled[1])
+    plain = prepare_request(cm=KeepAll(), history=history, window=8000, current_input=user,
+                            working_memory=recalled[:1])
+    request = prepare_request(cm=KeepAll(), history=history, window=8000, current_input=user,
+                              working_memory=recalled, served_tokens=served)
+    assert request.budget.history_hard_limit == plain.budget.history_hard_limit
+    assert request.served_tokens == served == request.event_data()["served_tokens"]
+    assert request.estimate == plain.estimate + served

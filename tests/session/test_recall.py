@@ -29,9 +29,10 @@ def test_the_archive_keeps_originals_searchable_bounded_and_once() -> None:
                 {"role": "assistant", "content": "Noted."}]
     assert archive.add(0, messages) == 2
     assert archive.add(0, messages) == 0, "a resumed session re-folding writes nothing twice"
-    assert archive.search("ORD-7781", max_tokens=100) == [(0, messages[0])]
-    assert archive.search("what was my order id", max_tokens=100)[0][0] == 0
-    assert archive.search('"; drop table messages; --', max_tokens=100) == []
+    found = archive.search("ORD-7781", max_tokens=100)
+    assert found.positions[0] == 0 and found.blocks[0].lines == {0: messages[0]["content"]}
+    assert archive.search("what was my order id", max_tokens=100).positions[0] == 0
+    assert archive.search('"; drop table messages; --', max_tokens=100).blocks == []
     archive.add(2, [{"role": "user", "content": f"m{i}"} for i in range(2)])
     stats = archive.stats()
     assert stats["messages"] == 3 and stats["evicted"] == 1 and stats["first"] == 1
@@ -40,8 +41,8 @@ def test_the_archive_keeps_originals_searchable_bounded_and_once() -> None:
 def test_a_large_message_comes_back_shortened_within_the_cap() -> None:
     archive = Archive()
     archive.add(0, [{"role": "tool", "tool_call_id": "c", "content": "ZQ-1 " + "x" * 40_000}])
-    [(_, message)] = archive.search("ZQ-1", max_tokens=200)
-    assert archive.estimator.message(message) <= 200 and "omitted" in message["content"]
+    found = archive.search("ZQ-1", max_tokens=200)
+    assert found.tokens <= 200 and "omitted" in found.text()
 
 
 def test_recall_brings_back_a_fact_the_summary_lost(make_session, tmp_path: Path) -> None:
@@ -59,7 +60,8 @@ def test_recall_brings_back_a_fact_the_summary_lost(make_session, tmp_path: Path
     assert "KX-5521" in answers[-1]
     recalls = [e for e in events if e.name == "recall"]
     assert recalls and recalls[-1].data["found"] >= 1
-    assert set(recalls[-1].data) == {"terms", "found", "tokens"}, "counts only, no text"
+    assert set(recalls[-1].data) == {"questions", "terms", "found", "messages", "tokens",
+                                     "budget"}, "counts only, no text"
     view = session.inspect_context()
     assert view.archive["messages"] >= 2 and (tmp_path / "run" / ARCHIVE_FILE).is_file()
     assert view.accounting["dropped"]["messages"] > 0 and view.accounting["cut"]["messages"] == 0

@@ -1,28 +1,35 @@
-"""The archive: what a context manager folded, kept searchable for recall (DESIGN §11).
+"""The archive: what left the request, kept searchable for recall (DESIGN §11, §13).
 
-Folded messages leave the request, but not the session: a context manager with an
-archive attached stores the *original* of every message it folds, under its absolute
-position, in SQLite (``archive.sqlite`` in the run folder; in memory for a session
-without one). The opt-in ``recall_context`` tool searches it by text or identifier
-(SQLite FTS5, ranked by bm25) and returns the best messages within a token cap.
+Folded, dropped and cut messages leave the request, but not the session: the *original*
+of each is stored under its absolute position, in SQLite (``archive.sqlite`` in the run
+folder; in memory for a session without one). A context manager with an archive
+attached stores what it folds; the session stores what the final trim cuts
+(``stats()["cut"]``). The opt-in ``recall_context`` tool searches it (:meth:`Archive.search`).
+
+Search works on *lines*: each message's text is indexed line by line under SQLite FTS5
+with the Porter stemmer over ``unicode61`` (``excited``, ``excit`` and ``exciting`` meet),
+ranked by bm25; what comes back is chosen by :mod:`mas.runtime.context.recalled`.
 
 Retention is bounded: at most ``max_messages`` messages and ``max_bytes`` of message
 JSON; past either, the oldest are evicted and counted (``stats()["evicted"]``).
 Positions already stored are not stored again, so a resumed session re-folding the same
-range writes nothing twice.
+range, or a request cutting what the one before cut, writes nothing twice; nor are
+positions older than the last eviction (they would only be evicted again). An archive
+written before line indexing is re-indexed once when opened.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
+from itertools import chain, zip_longest
 from pathlib import Path
 from typing import Any
 
+from mas.runtime.context.archive_query import is_word, phrase, questions, terms, variants
 from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
-from mas.runtime.context.shorten import shorten_middle
+from mas.runtime.context.recalled import Recalled, Selection
 from mas.runtime.errors import StorageError
 from mas.runtime.protocols import Message
 
@@ -32,10 +39,13 @@ DEFAULT_MAX_MESSAGES = 20_000
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 """Bytes of message JSON an archive keeps at most."""
 
-MAX_QUERY_TERMS = 12
-"""Terms of a recall query that are searched (the rest are ignored)."""
+LINE_SLOTS = 1 << 16
+"""Lines indexed per message (a line's row id is ``position * LINE_SLOTS + line``); the
+lines past the last slot are indexed as part of the last one."""
 
-_TERM = re.compile(r"[A-Za-z0-9][\w.@/$€%-]*[A-Za-z0-9%]|[A-Za-z0-9]")
+RANKED_PER_QUESTION = 60
+"""Ranked lines read per question before the budget picks among them."""
+
 _SCHEMA = """
 create table if not exists messages (
     position integer primary key,
@@ -43,9 +53,13 @@ create table if not exists messages (
     body text not null,
     bytes integer not null
 );
-create virtual table if not exists message_text using fts5(text, tokenize='unicode61');
+create virtual table if not exists lines using fts5(text, tokenize='porter unicode61');
 create table if not exists meta (key text primary key, value integer not null);
+create virtual table if not exists temp.query_words using fts5(word, tokenize='porter unicode61');
+create virtual table if not exists temp.query_stems using fts5vocab(query_words, instance);
 """
+# The per-message index of archives written before line indexing (re-indexed on open).
+_OLD_INDEX = "message_text"
 
 
 def message_text(message: Message) -> str:
@@ -63,8 +77,16 @@ def message_text(message: Message) -> str:
     return "\n".join(parts)
 
 
+def message_lines(message: Message) -> list[str]:
+    """The non-blank lines of :func:`message_text`, as indexed (at most :data:`LINE_SLOTS`)."""
+    lines = [line.strip() for line in message_text(message).splitlines() if line.strip()]
+    if len(lines) > LINE_SLOTS:
+        lines[LINE_SLOTS - 1:] = ["\n".join(lines[LINE_SLOTS - 1:])]
+    return lines
+
+
 class Archive:
-    """Folded messages of one session, searchable and bounded.
+    """Messages that left the request in one session, searchable and bounded.
 
     :param path: the SQLite file, or ``":memory:"``.
     :param max_messages: messages kept at most.
@@ -87,27 +109,54 @@ class Archive:
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._db.executescript(_SCHEMA)
+            self._reindex_old()
         except sqlite3.Error as exc:
             raise StorageError.writing(self.path, exc) from exc
 
-    def add(self, start: int, messages: list[Message]) -> int:
+    def _reindex_old(self) -> None:
+        old = self._db.execute(
+            "select 1 from sqlite_master where name = ?", (_OLD_INDEX,)).fetchone()
+        if old is None:
+            return
+        self._db.execute("begin")
+        self._db.execute(f"drop table {_OLD_INDEX}")
+        for position, body in self._db.execute("select position, body from messages").fetchall():
+            self._index(position, json.loads(body))
+        self._db.execute("commit")
+
+    def _index(self, position: int, message: Message) -> None:
+        self._db.executemany(
+            "insert into lines (rowid, text) values (?, ?)",
+            [(position * LINE_SLOTS + n, line) for n, line in enumerate(message_lines(message))],
+        )
+
+    def add(self, start: int, messages: list[Message], *, cut: bool = False) -> int:
         """Store ``messages`` at absolute positions ``start``, ``start + 1``, ...
 
+        :param cut: the final trim cut them (counted in ``stats()["cut"]``).
         :return: how many were new (positions already stored are skipped).
         """
-        rows = []
-        for offset, message in enumerate(messages):
-            body = json.dumps(message, ensure_ascii=False, default=str)
-            rows.append((start + offset, str(message.get("role", "")), body,
-                         len(body.encode("utf-8")), message_text(message)))
+        stop = start + len(messages)
         with self._lock:
-            known = {
-                p for (p,) in self._db.execute(
-                    "select position from messages where position between ? and ?",
-                    (start, start + len(messages)),
-                )
-            }
-            fresh = [r for r in rows if r[0] not in known]
+            row = self._db.execute("select value from meta where key = 'horizon'").fetchone()
+            # Older than what eviction removed: storing it again would only evict it again.
+            start_new = max(start, row[0] if row else start)
+            stored, = self._db.execute(
+                "select count(*) from messages where position >= ? and position < ?",
+                (start_new, stop)).fetchone()
+            if stored >= stop - start_new:
+                return 0  # the common case: a range cut again on the next request
+            known = {p for (p,) in self._db.execute(
+                "select position from messages where position >= ? and position < ?",
+                (start_new, stop))}
+            # Only the new ones are encoded: a session re-archives the same cut range on
+            # every request that cuts it.
+            fresh = []
+            for position, message in enumerate(messages, start):
+                if position >= start_new and position not in known:
+                    body = json.dumps(message, ensure_ascii=False, default=str)
+                    fresh.append((position, str(message.get("role", "")), body,
+                                  len(body.encode("utf-8")), message))
             if not fresh:
                 return 0
             try:
@@ -115,10 +164,10 @@ class Archive:
                 self._db.executemany(
                     "insert into messages values (?, ?, ?, ?)", [r[:4] for r in fresh]
                 )
-                self._db.executemany(
-                    "insert into message_text (rowid, text) values (?, ?)",
-                    [(r[0], r[4]) for r in fresh],
-                )
+                for row in fresh:
+                    self._index(row[0], row[4])
+                if cut:
+                    self._count("cut", len(fresh))
                 self._evict()
                 self._db.execute("commit")
             except sqlite3.Error as exc:  # a full disk, a read-only folder: name the file
@@ -126,6 +175,13 @@ class Archive:
                     self._db.execute("rollback")
                 raise StorageError.writing(self.path, exc) from exc
         return len(fresh)
+
+    def _count(self, key: str, value: int) -> None:
+        self._db.execute(
+            "insert into meta values (?, ?) "
+            "on conflict(key) do update set value = value + excluded.value",
+            (key, value),
+        )
 
     def _evict(self) -> None:
         count, size = self._db.execute(
@@ -141,61 +197,79 @@ class Archive:
                 break
             last = oldest[-1][0]
             self._db.execute("delete from messages where position <= ?", (last,))
-            self._db.execute("delete from message_text where rowid <= ?", (last,))
+            self._db.execute("delete from lines where rowid < ?", ((last + 1) * LINE_SLOTS,))
             count -= len(oldest)
             size -= sum(b for _, b in oldest)
             evicted += len(oldest)
         if evicted:
+            self._count("evicted", evicted)
             self._db.execute(
-                "insert into meta values ('evicted', ?) "
-                "on conflict(key) do update set value = value + excluded.value",
-                (evicted,),
-            )
+                "insert into meta values ('horizon', ?) "
+                "on conflict(key) do update set value = max(value, excluded.value)",
+                (last + 1,))
 
-    def search(self, query: str, *, max_tokens: int) -> list[tuple[int, Message]]:
-        """The best-matching archived messages for ``query``, within ``max_tokens``.
+    def search(self, query: str, *, max_tokens: int) -> Recalled:
+        """The lines that best match ``query``, with their context, within ``max_tokens``.
 
-        Terms (words, codes such as ``ORD-7781``, amounts) are matched as phrases, any of
-        them; messages are ranked by bm25 and returned in conversation order. A message
-        larger than the cap alone is shortened in the middle.
+        ``query`` may hold several questions separated by ``;`` or new lines
+        (:func:`~mas.runtime.context.archive_query.questions`); each is ranked on its
+        own and their best lines are taken in turn. A question's terms match any of
+        them (words through their stems, codes such as ``ORD-7781`` as phrases).
         """
-        terms = list(dict.fromkeys(_TERM.findall(query)))[:MAX_QUERY_TERMS]
-        if not terms or max_tokens <= 0:
-            return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        asked = [terms(q) for q in questions(query)]
+        asked = [t for t in asked if t]
+        if not asked or max_tokens <= 0:
+            return Recalled()
         with self._lock:
-            ranked = self._db.execute(
-                "select m.position, m.body from message_text t join messages m "
-                "on m.position = t.rowid where message_text match ? "
-                "order by bm25(message_text) limit 50",
-                (match,),
-            ).fetchall()
-        chosen: list[tuple[int, Message]] = []
-        used = 0
-        for position, body in ranked:
-            message = json.loads(body)
-            cost = self.estimator.message(message)
-            if cost > max_tokens and not chosen:
-                text = message_text(message)
-                keep = self.estimator.chars_for(max_tokens // 2, like=text)
-                message = {"role": message.get("role"), "content": shorten_middle(text, keep)}
-                cost = self.estimator.message(message)
-            if used + cost > max_tokens:
+            stems = self._stems(sorted({v for t in asked for term in t for v in variants(term)}))
+            ranked = [self._ranked(_match(t, stems)) for t in asked]
+        selection = Selection(max_tokens, self.estimator, self._lines_of)
+        seen: set[int] = set()
+        for rowid in chain.from_iterable(zip_longest(*ranked)):
+            if rowid is None or rowid in seen:
                 continue
-            chosen.append((position, message))
-            used += cost
-        return sorted(chosen, key=lambda pair: pair[0])
+            seen.add(rowid)
+            selection.offer(*divmod(rowid, LINE_SLOTS))
+            if selection.left <= 0:
+                break
+        return selection.finish(len(asked), sum(len(t) for t in asked))
+
+    def _stems(self, words: list[str]) -> dict[str, str]:
+        """Each word as the Porter stemmer indexes it (SQLite's own tokenizer, so a
+        variant and a conversation word meet exactly when FTS5 would match them)."""
+        self._db.execute("delete from query_words")
+        self._db.executemany("insert into query_words (rowid, word) values (?, ?)",
+                             list(enumerate(words)))
+        found = {words[doc]: term for doc, term in self._db.execute(
+            "select doc, term from query_stems")}
+        self._db.execute("delete from query_words")
+        return found
+
+    def _ranked(self, match: str) -> list[int]:
+        if not match:
+            return []
+        return [rowid for (rowid,) in self._db.execute(
+            "select rowid from lines where lines match ? order by bm25(lines) limit ?",
+            (match, RANKED_PER_QUESTION),
+        )]
+
+    def _lines_of(self, position: int) -> tuple[str, list[str]] | None:
+        with self._lock:
+            row = self._db.execute(
+                "select role, body from messages where position = ?", (position,)).fetchone()
+        return (row[0], message_lines(json.loads(row[1]))) if row is not None else None
 
     def stats(self) -> dict[str, Any]:
-        """``messages``, ``bytes``, ``first`` and ``last`` position, ``evicted`` so far."""
+        """``messages``, ``bytes``, ``first`` and ``last`` position, ``evicted`` so far, and
+        ``cut``: messages archived because the final trim cut them."""
         with self._lock:
             count, size, first, last = self._db.execute(
                 "select count(*), coalesce(sum(bytes), 0), min(position), max(position) "
                 "from messages"
             ).fetchone()
-            row = self._db.execute("select value from meta where key = 'evicted'").fetchone()
+            meta = dict(self._db.execute("select key, value from meta").fetchall())
         return {"messages": count, "bytes": size, "first": first, "last": last,
-                "evicted": row[0] if row else 0}
+                "evicted": meta.get("evicted", 0), "cut": meta.get("cut", 0)}
 
     def close(self) -> None:
         """Close the database."""
@@ -203,4 +277,25 @@ class Archive:
             self._db.close()
 
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_MESSAGES", "Archive", "message_text"]
+def _match(asked: list[str], stems: dict[str, str]) -> str:
+    """One question's FTS5 match: any of its terms, each stem searched once."""
+    seen: set[str] = set()
+    phrases = []
+    for term in asked:
+        for variant in variants(term):
+            stem = stems.get(variant) if is_word(term) else variant
+            if stem is None or stem in seen:
+                continue
+            seen.add(stem)
+            phrases.append(phrase(variant))
+    return " OR ".join(phrases)
+
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_MESSAGES",
+    "LINE_SLOTS",
+    "Archive",
+    "message_lines",
+    "message_text",
+]

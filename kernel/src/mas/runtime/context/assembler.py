@@ -11,7 +11,7 @@ toward the window.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from mas.runtime.context.accounting import Accounting, Tally, account
@@ -48,6 +48,8 @@ class AssembledRequest:
     :ivar tools_tokens: estimate of ``tools``.
     :ivar accounting: where every committed message went (``None`` when assembled without
         the session's history, as :func:`assemble` alone is).
+    :ivar served_tokens: working-memory tokens that serve this turn only (recall results
+        past the stubs they are committed as), left out of the manager's budget.
     """
 
     messages: list[Message]
@@ -59,6 +61,7 @@ class AssembledRequest:
     parts: list[dict[str, Any]] = field(default_factory=list)
     tools_tokens: int = 0
     accounting: Accounting | None = None
+    served_tokens: int = 0
 
     @property
     def warnings(self) -> list[str]:
@@ -102,6 +105,7 @@ class AssembledRequest:
                 "evicted_parts": [p.section_id for p in t.evicted_parts],
             },
             "over_budget": self.over_budget,
+            "served_tokens": self.served_tokens,
             "accounting": self.accounting.as_dict() if self.accounting is not None else None,
             "_compaction_metadata": self.managed.metadata,
         }
@@ -171,6 +175,35 @@ def request_accounting(
         ledger=managed.ledger,
         trimmed=Tally(trim.dropped_history, trim.dropped_history_tokens),
         summary_sent=managed.summary_rows > 0 and not trim.dropped_summary,
+    )
+
+
+def trimmed_positions(history: History, managed: ManagedHistory, trim: TrimResult) -> list[int]:
+    """Absolute positions of the committed messages the final trim removed.
+
+    The trim keeps the managed messages it sends in order, each the very object it was
+    given or, for a shortened tool result, a copy with the same ``tool_call_id``; so one
+    pass over both sequences finds what is missing (linear, and only run on a request
+    that was cut).
+    """
+    messages, kept = managed.messages, trim.history
+    first_live = history.end - (len(messages) - managed.leading_rows)
+    cut: list[int] = []
+    k = 0
+    for j, message in enumerate(messages):
+        if k < len(kept) and (kept[k] is message or _shortened(kept[k], message, messages, j)):
+            k += 1
+        elif j >= managed.leading_rows:
+            cut.append(first_live + j - managed.leading_rows)
+    return cut
+
+
+def _shortened(sent: Message, message: Message, messages: Sequence[Message], j: int) -> bool:
+    # A shortened copy is a new dict: never the next managed message itself.
+    return (
+        message.get("role") == "tool" and sent.get("role") == "tool"
+        and sent.get("tool_call_id") == message.get("tool_call_id")
+        and not (j + 1 < len(messages) and sent is messages[j + 1])
     )
 
 
@@ -254,6 +287,7 @@ def prepare_request(
     runtime: Runtime | None = None,
     session_id: str = "",
     estimator: TokenEstimator | None = None,
+    served_tokens: int = 0,
 ) -> AssembledRequest:
     """Everything the session does before a model call, in one call.
 
@@ -273,16 +307,20 @@ def prepare_request(
     :param engine: the engine the summarizer calls (``None``: summarizers that need a
         model fail over to keeping the messages).
     :param runtime: where events go (``None``: no events).
+    :param served_tokens: tokens of ``working_memory`` that serve this turn only (recall
+        results beyond their committed stubs): the manager's budget leaves them out, so a
+        recall never makes it fold; the final trim counts them (DESIGN §13).
     """
     est = estimator or history.estimator
     # The hard budget does not depend on the fixed costs; the fixed costs need it to count
     # in-flight tool results at the size the trim would send them.
     hard = hard_budget(window, reserve, cm.budget_settings)
     fixed = fixed_costs(parts, current_input, working_memory, tools, est, hard_budget=hard)
+    served = min(max(served_tokens, 0), fixed.working_memory)
     budget = ContextBudget.compute(
         window=window,
         reserve=reserve,
-        fixed=fixed,
+        fixed=replace(fixed, working_memory=fixed.working_memory - served) if served else fixed,
         settings=cm.budget_settings,
         window_source=window_source,
         reserve_source=reserve_source,
@@ -302,6 +340,7 @@ def prepare_request(
         fixed=fixed,
     )
     request.accounting = request_accounting(history, managed, request.trim)
+    request.served_tokens = served
     if runtime is not None:
         for warning in request.warnings:
             runtime.emit(Event("warning", {"source": "context", "message": warning}, session_id))

@@ -14,23 +14,25 @@ import logging
 import math
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mas.runtime.context import AssembledRequest, ContextPart, History, prepare_request
+from mas.runtime.context.archive import Archive
 from mas.runtime.context.calibration import digit_prior
 from mas.runtime.degradation import Degradation
 from mas.runtime.engine import Engine
 from mas.runtime.events import Event
-from mas.runtime.protocols import ContextManager, Message, ModelReply
+from mas.runtime.protocols import ContextManager, Message
 from mas.runtime.runtime import Runtime
 from mas.runtime.session import _provider_state
 from mas.runtime.session.ledger import ledger_from_state, ledger_to_state
-from mas.runtime.session.recall import open_archive, recall_tool
+from mas.runtime.session.recall import SessionMemory
 from mas.runtime.session.skills import SkillLibrary
 from mas.runtime.session.store import StateJournal
 from mas.runtime.session.tools import Tool
+from mas.runtime.session.turn_faults import capped, count_turn_event, tool_loop
 from mas.runtime.session.view import ContextUsageView, usage_view
 
 PartsProvider = Callable[[str, str], Sequence[ContextPart]]
@@ -126,13 +128,13 @@ class AgentSession:
         self.calibration.min_observations = self.settings.min_observations
         if self.skills is not None and self.skills.available():
             self.tools = [*self.tools, self.skills.tool()]
-        self.archive = open_archive(self.cm, self.state_path)
-        recall = getattr(self.cm, "archive_settings", None)
-        if self.archive is not None and recall is not None and recall.recall:
-            self.tools = [*self.tools, recall_tool(
-                self.archive, recall.recall_max_tokens,
-                lambda data: self.runtime.emit(Event("recall", data, self.session_id)),
-            )]
+        self.memory = SessionMemory(
+            self.cm, self.state_path,
+            lambda data: self.runtime.emit(Event("recall", data, self.session_id)),
+            self.history.estimator,
+        )
+        if self.memory.tool is not None:
+            self.tools = [*self.tools, self.memory.tool]
         self._by_name = {tool.name: tool for tool in self.tools}
         # The same schema objects every call: the request estimate remembers them.
         self._schemas = [tool.schema for tool in self.tools] or None
@@ -165,22 +167,29 @@ class AgentSession:
         schemas = self._schemas
         calls = compactions = 0
         answer = ""
-        stop_counting = self.runtime.add_listener(self._count_turn_event)
+        self.memory.start_turn()
+        stop_counting = self.runtime.add_listener(
+            lambda event: count_turn_event(self.degradation, self.session_id, event))
         try:
             for round_number in range(self.settings.max_tool_rounds):
                 request = self._prepare(user, working, schemas)
                 compactions += int(request.managed.compacted)
-                reply = self._capped(self.engine.turn(request.messages, tools=request.tools))
+                reply = capped(self.engine.turn(request.messages, tools=request.tools),
+                               self.settings.max_reply_chars, self.turns + 1, self.degradation)
                 calls += 1
                 assistant: Message = {"role": "assistant", "content": reply.text or None}
                 last_round = round_number == self.settings.max_tool_rounds - 1
                 if reply.tool_calls and not last_round:
                     assistant["tool_calls"] = reply.tool_calls
                     working.append(assistant)
-                    working.extend(self._run_tools(reply.tool_calls))
+                    self.memory.begin_round(request, assistant)
+                    results = self._run_tools(reply.tool_calls)
+                    self.memory.track(reply.tool_calls, results, self.turns + 1)
+                    working.extend(results)
                     continue
                 if reply.tool_calls:
-                    self._tool_loop(reply.tool_calls)
+                    tool_loop(reply.tool_calls, self._by_name, self.settings.max_tool_rounds,
+                              self.turns + 1, self.degradation)
                 answer = reply.text or ""
                 working.append({"role": "assistant", "content": answer})
                 break
@@ -191,56 +200,18 @@ class AgentSession:
         return TurnResult(answer, messages, calls, compactions, self.last_request)
 
     @property
+    def archive(self) -> Archive | None:
+        """The session's archive (``None`` when nothing is archived), see
+        :class:`~mas.runtime.session.recall.SessionMemory`."""
+        return self.memory.archive
+
+    @property
     def degradation(self) -> Degradation:
         """This session's degradation record (kept by its engine, saved with the session).
 
         Add to it with ``session.degradation.add(kind, count, reason=...)``.
         """
         return self.engine.degradation
-
-    def _count_turn_event(self, event: Event) -> None:
-        if event.name == "plugin.fault":
-            # Runtime-wide: a plugin left out while this turn ran (its hook or factory
-            # raised); later requests go without it.
-            data = event.data
-            where = f"{data.get('file')}:{data.get('line')}"
-            self.degradation.add("plugin_faults", reason=(
-                f"plugin {data.get('plugin')!r} left out, at {where}: {data.get('error')}")[:300])
-            return
-        # Only compactions of this session, while its turn runs (the runtime is shared).
-        if event.name != "compaction.exception" or event.session_id != self.session_id:
-            return
-        reason = " ".join(str(event.data.get("reason") or event.data.get("kind") or "").split())
-        if reason.startswith("SummarizerBackoffError"):
-            # Skipped without a request: the failure that started the back-off stays the
-            # compaction failures' last reason.
-            self.degradation.add("compaction_failures")
-            self.degradation.add("summarizer_backoffs", reason=reason[:300])
-        else:
-            self.degradation.add("compaction_failures", reason=reason[:300])
-
-    def _capped(self, reply: ModelReply) -> ModelReply:
-        """``reply`` with its text cut to ``max_reply_chars``: one huge reply would
-        otherwise be saved, re-sent and re-estimated on every later turn."""
-        limit = self.settings.max_reply_chars
-        if len(reply.text) <= limit:
-            return reply
-        reason = (f"turn {self.turns + 1}: a reply of {len(reply.text):,} characters cut to "
-                  f"{limit:,} (spec.budget.max_reply_chars)")
-        log.warning("%s", reason)
-        self.degradation.add("replies_capped", reason=reason)
-        return replace(reply, text=reply.text[:limit] + f"\n[reply cut at {limit:,} characters]")
-
-    def _tool_loop(self, calls: list[dict[str, Any]]) -> None:
-        """The turn used up its tool rounds with the model still calling tools."""
-        names = sorted({str((c.get("function") or {}).get("name", "")) for c in calls})
-        unknown = [n for n in names if n not in self._by_name]
-        what = f"unknown tool(s) {', '.join(map(repr, unknown))}" if unknown else (
-            f"tool(s) {', '.join(map(repr, names))}")
-        reason = (f"turn {self.turns + 1}: all {self.settings.max_tool_rounds} tool rounds "
-                  f"used and the model still called {what}")
-        log.warning("%s; the turn ends without a tool answer", reason)
-        self.degradation.add("tool_loops", reason=reason)
 
     def _prepare(
         self, user: Message, working: list[Message], schemas: list[dict[str, Any]] | None
@@ -268,14 +239,17 @@ class AgentSession:
             engine=self.engine,
             runtime=self.runtime,
             session_id=self.session_id,
+            served_tokens=self.memory.served_tokens,
         )
         self.last_request = request
+        archived = self.memory.after_request(self.history, request)
         cut = request.accounting.cut if request.accounting is not None else None
         if cut is not None and cut.messages:
             self.degradation.add(
                 "budget_cuts",
                 reason=f"turn {self.turns + 1}: {cut.messages} committed message(s) "
-                f"({cut.tokens} estimated tokens) cut by the final trim",
+                f"({cut.tokens} estimated tokens) cut by the final trim "
+                f"({archived} newly archived)",
             )
         return request
 
@@ -317,7 +291,9 @@ class AgentSession:
         return results
 
     def _commit(self, messages: list[Message], compactions: int) -> None:
-        self.history.extend(messages)
+        # History keeps recall results as stubs (they served this turn); the transcript
+        # keeps what the model read.
+        self.history.extend(self.memory.committed(messages))
         self.cm.commit(self.history)
         self.transcript.extend(messages)
         self.turns += 1
@@ -360,6 +336,7 @@ class AgentSession:
             "context_usage": (self.inspect_context().to_dict() if self.last_request
                               else self._restored_usage),
             "provider_state": provider,
+            "recall": self.memory.to_state(),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -374,6 +351,7 @@ class AgentSession:
         self.engine.ledger = ledger_from_state(state["ledger"])
         self.degradation.load_state(state.get("degradation"))
         self.calibration.load_state(state.get("calibration"))
+        self.memory.load_state(state.get("recall"))
         if (state.get("context_manager") or {}).get("compaction_in_progress"):
             log.warning(
                 "session %s: its last compaction did not finish (failed or interrupted; "

@@ -14,8 +14,9 @@ a line cut short by a kill is ignored, and :meth:`StateJournal.load` truncates i
 before the next append.
 
 The history window is journaled against the transcript: it is the transcript's tail
-from the first message not folded away, with the tool results pruning replaced, so a line
-holds where the window starts and those replacements, not the window again.
+from the first message not folded away, with the tool results pruning replaced and the
+recall results committed as stubs, so a line holds where the window starts and those
+replacements, not the window again.
 
 ``provider_state`` (per provider, a mapping of independent entries) is journaled like
 the transcript: a line holds only the entries that changed since the line before
@@ -264,8 +265,13 @@ def _record(line: bytes) -> dict[str, Any] | None:
 
 def _history_delta(history: dict[str, Any], transcript: list[Any]) -> dict[str, Any]:
     """What a journal line stores of the history window: where it starts in the transcript
-    and the messages pruning replaced, when the window is the transcript's tail with those
-    replacements (it is for every built-in strategy); the window itself otherwise."""
+    and the messages that differ from it, when the window is the transcript's tail with
+    those replacements (it is for every built-in strategy); the window itself otherwise.
+
+    A replaced message is either pruned (its original, kept in ``originals``, is the
+    transcript's message) or committed differently from what the transcript shows (a
+    recall result kept as its stub, which has no original): ``stubbed`` lists those.
+    """
     base, messages = history.get("base"), history.get("messages")
     originals = history.get("originals") or {}
     if not isinstance(base, int) or not isinstance(messages, list) or (
@@ -273,12 +279,14 @@ def _history_delta(history: dict[str, Any], transcript: list[Any]) -> dict[str, 
         return history
     replaced = {str(base + i): m for i, m in enumerate(messages)
                 if m is not transcript[base + i] and m != transcript[base + i]}
-    # Pruning keeps the committed message as the original of each one it replaced; a
-    # window that differs from the transcript any other way is stored whole.
-    if set(originals) != set(replaced) or any(
+    if not set(originals) <= set(replaced) or any(
             originals[k] != transcript[int(k)] for k in originals):
         return history
-    return {"tail_of_transcript": {"base": base, "replaced": replaced}}
+    delta: dict[str, Any] = {"base": base, "replaced": replaced}
+    stubbed = sorted(set(replaced) - set(originals), key=int)
+    if stubbed:
+        delta["stubbed"] = stubbed
+    return {"tail_of_transcript": delta}
 
 
 def _history_of(saved: dict[str, Any], transcript: list[Any]) -> dict[str, Any]:
@@ -289,8 +297,9 @@ def _history_of(saved: dict[str, Any], transcript: list[Any]) -> dict[str, Any]:
     base, replaced = int(delta["base"]), dict(delta.get("replaced") or {})
     messages = [replaced.get(str(i), m) for i, m in enumerate(transcript[base:], start=base)]
     history: dict[str, Any] = {"base": base, "messages": messages}
-    if replaced:
-        history["originals"] = {k: transcript[int(k)] for k in sorted(replaced, key=int)}
+    pruned = set(replaced) - set(delta.get("stubbed") or ())
+    if pruned:
+        history["originals"] = {k: transcript[int(k)] for k in sorted(pruned, key=int)}
     return history
 
 

@@ -20,8 +20,10 @@ class ContextUsageView:
     turns after it (what the next request will carry), while ``cost`` and the cumulative
     token totals keep every call ever made (spec 004). ``accounting`` says where every
     committed message went on the latest request (sent, summarized, dropped, cut),
-    ``identifier_check`` totals the summaries' identifier checks, and ``archive`` says how
-    much folded history is kept for recall (``None`` without an archive).
+    ``identifier_check`` totals the summaries' identifier checks, ``archive`` says how
+    much of what left the request is kept for recall (``None`` without an archive; its
+    ``cut`` counts what the final trim removed), and ``recall`` totals the session's
+    ``recall_context`` calls (:class:`~mas.runtime.session.recall.RecallCounts`).
     """
 
     session_id: str
@@ -60,6 +62,7 @@ class ContextUsageView:
     accounting: dict[str, dict[str, int]] | None = None
     identifier_check: dict[str, int] = field(default_factory=dict)
     archive: dict[str, Any] | None = None
+    recall: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data."""
@@ -123,6 +126,7 @@ def usage_view(session: AgentSession) -> ContextUsageView:
         accounting=data.get("accounting"),
         identifier_check=dict(getattr(getattr(session.cm, "state", None), "identifiers", {})),
         archive=session.archive.stats() if session.archive is not None else None,
+        recall=session.memory.to_state(),
     )
 
 

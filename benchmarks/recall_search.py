@@ -1,0 +1,339 @@
+"""Recall search against Okapi BM25 on a long, dated, two-person conversation.
+
+The conversation is generated (seeded) in the shape of LoCoMo: two speakers, dated
+sessions of dialog lines — a few facts among chit-chat, the other speaker saying similar
+things — and questions that carry the ids of their evidence lines, a fifth of them needing
+two lines from different sessions. Questions are worded as people ask them, not as the
+lines say it (``started`` / ``start``, ``activity`` / ``activities``).
+
+The whole conversation goes into one :class:`~mas.runtime.context.archive.Archive` in
+two layouts: a session per message (a header line with its date, then its dialog lines)
+and a dialog line per message. Per question, each method returns what fits in the same
+token budget (the archive's own estimator counts both), and a question counts when every
+one of its evidence lines is in what came back:
+
+- ``recall`` — :meth:`Archive.search` with the question as the query;
+- ``recall, stemmed query`` — the same with the question cut to crude stems, as the
+  offline model queries (``excit``, ``activitie``);
+- ``message search, no stemming`` — the archive's search before line indexing, rebuilt
+  here for comparison: whole messages ranked by FTS5 bm25 under ``unicode61``, any term,
+  taken while they fit;
+- ``bm25`` — Okapi BM25 (k1 1.2, b 0.75) over every dialog line, written here, taking
+  the best lines until the budget is full; ``bm25, stemmed query`` likewise.
+
+Run: ``.venv/bin/python benchmarks/recall_search.py [--seed N] [--budget T ...]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import re
+import sqlite3
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from mas.runtime.context.archive import Archive
+from mas.runtime.context.estimate import DEFAULT_ESTIMATOR
+
+SPEAKERS = ("Caroline", "Melanie")
+SESSIONS = 30
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December")
+
+# A fact: what a speaker says, a question about it worded otherwise, and its values.
+FACTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "class": ("I started {0} classes last week and I'm really excited about it.",
+              "What classes is {name} excited to start?",
+              ("pottery", "painting", "swimming", "guitar", "yoga", "salsa", "climbing")),
+    "trip": ("We finally went on that trip to {0}, the kids loved every minute.",
+             "Where did {name}'s family travel on their trip?",
+             ("Lisbon", "the lake house", "Boston", "the Alps", "Kyoto", "the coast")),
+    "pet": ("We adopted a puppy and named her {0}.",
+            "What is the name of {name}'s adopted puppy?",
+            ("Luna", "Biscuit", "Pepper", "Maple", "Olive", "Juniper")),
+    "book": ("I just finished reading {0}, it made me think a lot.",
+             "Which book has {name} read recently?",
+             ("Becoming", "Educated", "The Overstory", "Circe", "Dune", "Wild")),
+    "job": ("I got the job at the {0}, my first day is Monday!",
+            "Where does {name} have a new job?",
+            ("animal shelter", "city library", "art museum", "bakery", "school district")),
+    "event": ("Yesterday I went to a {0} and met so many kind people.",
+              "What event did {name} attend where she met people?",
+              ("support group", "charity run", "pride parade", "book fair", "town hall")),
+    "activity": ("My favourite activity with the kids is {0} on Sundays.",
+                 "What activities does {name} do with her kids?",
+                 ("baking bread", "hiking", "camping", "museum visits", "stargazing")),
+    "gift": ("My sister gave me a {0} for my birthday.",
+             "What did {name} receive as a birthday gift?",
+             ("red scarf", "new bike", "camera", "painting set", "telescope")),
+}
+
+# A second question per value, asking when or how, worded otherwise again.
+WHEN: dict[str, str] = {
+    "class": "When did {name} start taking {0} lessons?",
+    "trip": "When did {name} travel to {0}?",
+    "pet": "When did {name} adopt {0}?",
+    "book": "When did {name} finish {0}?",
+    "job": "When was {name} hired at the {0}?",
+    "event": "When did {name} attend the {0}?",
+    "activity": "How often does {name} go {0} with her children?",
+    "gift": "Who gave {name} the {0}?",
+}
+
+# Lines that share a question's words without answering it (said to the other speaker).
+DISTRACTORS: dict[str, str] = {
+    "class": "{other}, are you still excited to start those classes you mentioned?",
+    "trip": "{other}, where would your family travel if you could take any trip?",
+    "pet": "{other}, have you picked a name for a puppy yet, if you ever adopt one?",
+    "book": "{other}, which book have you read recently? I need ideas.",
+    "job": "{other}, do you think you will look for a new job this year?",
+    "event": "{other}, what events do you attend these days to meet people?",
+    "activity": "{other}, what activities do you do with your kids on weekends?",
+    "gift": "{other}, what was the best birthday gift you ever received?",
+}
+
+CHATTER = (
+    "Hey {other}! It's been a while, how are you doing?",
+    "Pretty good, thanks for asking. Work has been busy this week.",
+    "That's awesome, I'm so happy for you!",
+    "How did it go? Tell me everything.",
+    "Haha, that sounds like a lot of fun.",
+    "I know what you mean, the kids keep me busy too.",
+    "The weather has been lovely lately, we spent a lot of time outside.",
+    "I have been thinking about taking some classes myself.",
+    "We should plan a trip together sometime.",
+    "Thanks, that means a lot to me.",
+    "Take care and talk soon!",
+    "Really? I didn't know that about you.",
+    "It was a long week but a good one.",
+    "I'm trying to read more books this year.",
+    "My family says hi, by the way.",
+)
+
+
+@dataclass
+class Question:
+    """A question with the ids of the lines that answer it."""
+
+    text: str
+    evidence: list[str]
+
+
+@dataclass
+class Conversation:
+    """Dated sessions of ``(line id, text)`` and the questions about them."""
+
+    sessions: list[tuple[str, list[tuple[str, str]]]] = field(default_factory=list)
+    questions: list[Question] = field(default_factory=list)
+
+    def lines(self) -> dict[str, str]:
+        """Every dialog line by id."""
+        return {i: t for _, lines in self.sessions for i, t in lines}
+
+
+def build(seed: int) -> Conversation:
+    """The seeded conversation: 30 sessions, two to four facts each among 16-24 lines of
+    chatter."""
+    rng = random.Random(seed)
+    conv = Conversation()
+    said: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for s in range(1, SESSIONS + 1):
+        date = f"{rng.randint(1, 28)} {MONTHS[(s + 3) % 12]} {2022 + (s + 3) // 12}"
+        lines: list[tuple[str, str]] = []
+        facts = rng.sample(sorted(FACTS), rng.randint(2, 4))
+        total = rng.randint(16, 24) + len(facts)
+        at = set(rng.sample(range(total), len(facts)))
+        for n in range(total):
+            speaker, other = SPEAKERS[n % 2], SPEAKERS[(n + 1) % 2]
+            line_id = f"D{s}:{n + 1}"
+            if n in at:
+                kind = facts.pop()
+                value = rng.choice(FACTS[kind][2])
+                lines.append((line_id, f"{speaker}: {FACTS[kind][0].format(value)}"))
+                said.setdefault((speaker, kind), []).append((line_id, value))
+            else:
+                pool = CHATTER if rng.random() < 0.7 else tuple(DISTRACTORS.values())
+                text = rng.choice(pool).format(other=other)
+                lines.append((line_id, f"{speaker}: {text}"))
+        conv.sessions.append((f"Session {s} - {date}", lines))
+    for (speaker, kind), facts_said in sorted(said.items()):
+        if len(facts_said) <= 2:  # "what" has one answer, or two to gather
+            conv.questions.append(Question(FACTS[kind][1].format(name=speaker),
+                                           [i for i, _ in facts_said]))
+        for value in sorted({v for _, v in facts_said}):
+            conv.questions.append(Question(WHEN[kind].format(value, name=speaker),
+                                           [i for i, v in facts_said if v == value]))
+    return conv
+
+
+def archive_of(conv: Conversation, layout: str) -> Archive:
+    """The conversation in an archive: a session per message, or a line per message."""
+    archive = Archive()
+    position = 0
+    for header, lines in conv.sessions:
+        texts = [header] + [text for _, text in lines]
+        if layout == "session":
+            messages = [{"role": "user", "content": "\n".join(texts)},
+                        {"role": "assistant", "content": "Noted."}]
+        else:
+            messages = [{"role": ("user", "assistant")[k % 2], "content": t}
+                        for k, t in enumerate(texts)]
+        archive.add(position, messages)
+        position += len(messages)
+    return archive
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words and numbers."""
+    return _WORD.findall(text.lower())
+
+
+def stemmed(question: str) -> str:
+    """The question as crude stems, the way the offline model queries."""
+    out = []
+    for word in words(question):
+        for suffix in ("ing", "ed", "s"):
+            if len(word) > len(suffix) + 3 and word.endswith(suffix):
+                word = word[: -len(suffix)]
+                break
+        out.append(word)
+    return " ".join(out)
+
+
+class BM25:
+    """Okapi BM25 over dialog lines, best lines first within a token budget."""
+
+    def __init__(self, lines: Iterable[str], k1: float = 1.2, b: float = 0.75) -> None:
+        self.lines = list(lines)
+        self.docs = [Counter(words(line)) for line in self.lines]
+        self.lengths = [sum(d.values()) for d in self.docs]
+        self.average = sum(self.lengths) / max(len(self.docs), 1)
+        df = Counter(w for d in self.docs for w in d)
+        n = len(self.docs)
+        self.idf = {w: math.log(1 + (n - f + 0.5) / (f + 0.5)) for w, f in df.items()}
+        self.k1, self.b = k1, b
+
+    def score(self, query: list[str], i: int) -> float:
+        """BM25 of line ``i`` for ``query``."""
+        doc, length = self.docs[i], self.lengths[i]
+        total = 0.0
+        for word in set(query):
+            tf = doc.get(word, 0)
+            if tf:
+                norm = tf + self.k1 * (1 - self.b + self.b * length / self.average)
+                total += self.idf[word] * tf * (self.k1 + 1) / norm
+        return total
+
+    def search(self, query: str, max_tokens: int) -> str:
+        """The best-scoring lines, one per row, while they fit ``max_tokens``."""
+        terms = words(query)
+        ranked = sorted(range(len(self.lines)), key=lambda i: -self.score(terms, i))
+        chosen, used = [], 0
+        for i in ranked:
+            if self.score(terms, i) <= 0:
+                break
+            cost = DEFAULT_ESTIMATOR.text(self.lines[i]) + 1
+            if used + cost <= max_tokens:
+                chosen.append(self.lines[i])
+                used += cost
+        return "\n".join(chosen)
+
+
+class MessageSearch:
+    """Whole messages, FTS5 ``unicode61`` (no stemming), bm25, taken while they fit."""
+
+    def __init__(self, messages: Iterable[str]) -> None:
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("create virtual table m using fts5(text, tokenize='unicode61')")
+        self.db.executemany("insert into m (text) values (?)", [(t,) for t in messages])
+
+    def search(self, query: str, max_tokens: int) -> str:
+        """The best messages for any of the query's words, while they fit."""
+        match = " OR ".join(json.dumps(w) for w in dict.fromkeys(words(query)))
+        if not match:
+            return ""
+        rows = self.db.execute(
+            "select text from m where m match ? order by bm25(m) limit 50", (match,))
+        chosen, used = [], 0
+        for (text,) in rows:
+            cost = DEFAULT_ESTIMATOR.text(text) + 1
+            if used + cost <= max_tokens:
+                chosen.append(text)
+                used += cost
+        return "\n".join(chosen)
+
+
+def layout_texts(conv: Conversation, layout: str) -> list[str]:
+    """The message texts of a layout (see :func:`archive_of`)."""
+    texts = []
+    for header, lines in conv.sessions:
+        if layout == "session":
+            texts.append("\n".join([header] + [t for _, t in lines]))
+        else:
+            texts += [header] + [t for _, t in lines]
+    return texts
+
+
+def share(conv: Conversation, search: Callable[[str], str]) -> tuple[float, float, int, int]:
+    """Per cent of single- and multi-line questions whose evidence all came back."""
+    lines = conv.lines()
+    hits = {1: 0, 2: 0}
+    totals = {1: 0, 2: 0}
+    for q in conv.questions:
+        found = search(q.text)
+        kind = min(len(q.evidence), 2)
+        totals[kind] += 1
+        hits[kind] += all(lines[e] in found for e in q.evidence)
+    return (100 * hits[1] / max(totals[1], 1), 100 * hits[2] / max(totals[2], 1),
+            totals[1], totals[2])
+
+
+def methods(archive: Archive, before: MessageSearch, bm25: BM25,
+            budget: int) -> dict[str, Callable[[str], str]]:
+    """Each compared method as question -> returned text, within ``budget`` tokens."""
+    return {
+        "recall": lambda q: archive.search(q, max_tokens=budget).text(),
+        "recall, stemmed query": lambda q: archive.search(stemmed(q), max_tokens=budget).text(),
+        "message search, no stemming": lambda q: before.search(q, budget),
+        "message search, stemmed query": lambda q: before.search(stemmed(q), budget),
+        "bm25": lambda q: bm25.search(q, budget),
+        "bm25, stemmed query": lambda q: bm25.search(stemmed(q), budget),
+    }
+
+
+def run(seed: int, budgets: list[int]) -> list[str]:
+    """The result table, one row per layout, method and budget."""
+    conv = build(seed)
+    bm25 = BM25(t for _, lines in conv.sessions for _, t in lines)
+    rows = [f"seed {seed}: {len(conv.sessions)} sessions, {len(conv.lines())} dialog lines, "
+            f"{len(conv.questions)} questions", "",
+            "| layout | method | budget | single-line evidence, % | two-line evidence, % |",
+            "| --- | --- | --- | --- | --- |"]
+    for layout in ("session", "line"):
+        archive = archive_of(conv, layout)
+        before = MessageSearch(layout_texts(conv, layout))
+        for budget in budgets:
+            for name, search in methods(archive, before, bm25, budget).items():
+                one, two, _, _ = share(conv, search)
+                rows.append(f"| {layout} per message | {name} | {budget} | {one:.1f} | {two:.1f} |")
+    return rows
+
+
+def main() -> None:
+    """Print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--budget", type=int, nargs="+", default=[200, 500, 2000])
+    args = parser.parse_args()
+    print("\n".join(run(args.seed, args.budget)))
+
+
+if __name__ == "__main__":
+    main()

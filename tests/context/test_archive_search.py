@@ -1,0 +1,126 @@
+"""Issue 23, "Retrieval that fits conversations": the archive's line search stems, brings
+each line back with its session header and neighbours, takes several questions, and stays
+within its budget."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mas.runtime.context.archive import Archive, message_lines
+from mas.runtime.context.archive_query import questions, terms, variants
+
+SESSION = [
+    "Session 3 - 8 May 2023, 1:56 pm",
+    "Caroline: I went to a support group yesterday.",
+    "Melanie: How did it go?",
+    "Caroline: I was so excited about the adoption news.",
+    "Melanie: That is wonderful.",
+    "Caroline: We planned many outdoor activities for the kids.",
+    "Melanie: Sounds fun.",
+]
+
+
+def session_archive() -> Archive:
+    archive = Archive()
+    archive.add(0, [{"role": "user", "content": "\n".join(SESSION)},
+                    {"role": "assistant", "content": "Noted."},
+                    {"role": "user", "content": "My order is ORD-7781, 142.50 EUR."}])
+    return archive
+
+
+def test_stems_meet_the_words_they_were_cut_from() -> None:
+    archive = session_archive()
+    for query, line in (("excit", 3), ("activitie", 5), ("excitement", 3), ("planning", 5)):
+        found = archive.search(query, max_tokens=200)
+        assert found.blocks and line in found.blocks[0].lines, query
+
+
+def test_a_line_comes_back_with_its_header_and_neighbours() -> None:
+    found = session_archive().search("adoption", max_tokens=200)
+    block = found.blocks[0]
+    assert sorted(block.lines) == [0, 2, 3, 4], "header, line before, hit, line after"
+    text = found.text()
+    assert text.index("Session 3") < text.index("adoption") and "..." in text
+    assert found.tokens <= 200 and found.hits == 1
+
+
+def test_neighbours_cross_message_boundaries() -> None:
+    found = session_archive().search("ORD-7781", max_tokens=200)
+    assert found.positions[:2] == [2, 1], "the code's message first, the one before after it"
+    assert "142.50 EUR" in found.text()
+
+
+def test_several_questions_each_get_their_best_line() -> None:
+    archive = session_archive()
+    found = archive.search("support group; ORD-7781", max_tokens=200)
+    assert found.questions == 2 and {0, 2} <= set(found.positions)
+    assert found.positions[0] == 0, "the first question's best line leads"
+
+
+def test_a_tight_budget_keeps_the_bare_best_line() -> None:
+    found = session_archive().search("adoption", max_tokens=45)
+    assert found.tokens <= 45
+    assert [line for b in found.blocks for line in b.lines.values()] == [SESSION[3]]
+
+
+def test_query_syntax_is_text() -> None:
+    archive = session_archive()
+    for query in ('"; drop table messages; --', "NEAR(a b)", "a* OR b", "-", "", ";;;"):
+        archive.search(query, max_tokens=100)
+    assert archive.stats()["messages"] == 3
+
+
+def test_query_parsing() -> None:
+    assert questions("excit;  \n activitie; ;") == ["excit", "activitie"]
+    assert terms("Was ORD-7781 paid, 142.50 EUR (50%)?") == ["was", "ord-7781", "paid",
+                                                             "142.50", "eur", "50%"]
+    assert variants("excit")[:3] == ["excit", "excits", "excites"]
+    assert variants("ord-7781") == ["ord-7781"] and variants("go") == ["go"]
+
+
+def test_eviction_removes_lines_and_counts() -> None:
+    archive = Archive(max_messages=2)
+    archive.add(0, [{"role": "user", "content": f"fact number {i}\nzebra {i}"} for i in range(4)])
+    assert archive.stats()["evicted"] == 2
+    assert sorted(archive.search("zebra", max_tokens=500).positions) == [2, 3]
+    assert archive.add(0, [{"role": "user", "content": "zebra again"}]) == 0, (
+        "older than the eviction: storing it would only evict it again")
+    assert archive.add(3, [{"role": "user", "content": "x"}] * 2) == 1
+
+
+def test_an_archive_from_before_line_indexing_is_reindexed(tmp_path: Path) -> None:
+    path = tmp_path / "archive.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript("""
+        create table messages (position integer primary key, role text not null,
+                               body text not null, bytes integer not null);
+        create virtual table message_text using fts5(text, tokenize='unicode61');
+        create table meta (key text primary key, value integer not null);""")
+    body = json.dumps({"role": "user", "content": "We were excited about Lisbon."})
+    db.execute("insert into messages values (4, 'user', ?, ?)", (body, len(body)))
+    db.commit()
+    db.close()
+    found = Archive(path).search("excit", max_tokens=100)
+    assert found.positions == [4]
+
+
+_line = st.text(st.sampled_from("abcdefgh ORD-12.\n"), max_size=300)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_line, min_size=1, max_size=12), st.integers(16, 400),
+       st.text(st.sampled_from("abcdefgh ORD-12;"), max_size=40))
+def test_a_recall_never_exceeds_its_budget(texts: list[str], budget: int, query: str) -> None:
+    archive = Archive()
+    archive.add(0, [{"role": "user", "content": t} for t in texts])
+    found = archive.search(query, max_tokens=budget)
+    assert found.tokens <= budget
+    assert archive.estimator.text(found.text()) == found.tokens
+    for block in found.blocks:
+        lines = message_lines({"content": texts[block.position]})
+        assert all(0 <= n < len(lines) for n in block.lines)
