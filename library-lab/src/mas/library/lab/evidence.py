@@ -28,7 +28,7 @@ from typing import Any
 from mas.library.eval.metrics.computed import normalize
 from mas.runtime.context import AssembledRequest
 from mas.runtime.context.archive import message_text
-from mas.runtime.protocols import ArchivingManager, Message
+from mas.runtime.protocols import ArchiveSettings, ArchivingManager, Message
 from mas.runtime.session import AgentSession
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -79,13 +79,20 @@ def _joined(messages: Sequence[Message]) -> str:
 
 def recall_region(session: AgentSession, question: str) -> str:
     """What the session's recall search returns for ``question``, normalized ('' without
-    an archive)."""
-    if session.archive is None or not isinstance(session.cm, ArchivingManager):
+    an archive).
+
+    Every session with an archive counts, the manager's own or the one the session opens
+    for what the final trim cut; the search gets ``recall_max_tokens`` (the manager's, else
+    the default), not the room a particular request had left.
+    """
+    archive = session.archive
+    if archive is None:
         return ""
-    limit = session.cm.archive_settings.recall_max_tokens
+    settings = session.cm.archive_settings if isinstance(session.cm, ArchivingManager) \
+        else ArchiveSettings()
     # The recall tool's own cut of the query (its 500 characters), for the same results.
-    found = session.archive.search(question[:500], max_tokens=limit)
-    return normalize("\n".join(message_text(message) for _, message in found))
+    return normalize(archive.search(question[:500], max_tokens=settings.recall_max_tokens)
+                     .text())
 
 
 def locate(evidence: Sequence[str], verbatim: str, summary: str, recalled: str
