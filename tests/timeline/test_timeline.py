@@ -188,3 +188,24 @@ def test_a_symlinked_page_is_refused(mas_ctl: Callable[..., Any],
 def test_out_needs_html(mas_ctl: Callable[..., Any], run_folder: Callable[..., Path]) -> None:
     done = mas_ctl("inspect", run_folder([]), "--out", "x.html")
     assert done.code == 2 and done.err == "error: --out: only with --html (the view is printed on stdout)\n"
+
+
+def test_the_docs_commands_and_example_work_as_written(
+        mas_ctl: Callable[..., Any], synthetic_run: Callable[..., Path], tmp_path: Path) -> None:
+    # The section of docs/run-folder.md, run from a folder holding runs/demo-session.
+    text = (Path(__file__).resolve().parents[2] / "docs" / "run-folder.md").read_text()
+    section = text.split("## See the context: the timeline", 1)[1].split("\n## ", 1)[0]
+    (tmp_path / "runs").mkdir()
+    synthetic_run(120).rename(tmp_path / "runs" / "demo-session")
+    commands = [line.split("#")[0].split()[1:] for line in re.findall(
+        r"^mas-ctl .*$", section.split("```bash", 1)[1].split("```", 1)[0], re.M)]
+    assert len(commands) == 2
+    for command in commands:
+        assert mas_ctl(*command).code == 0, command
+    assert (tmp_path / "runs/demo-session/timeline.html").is_file()
+    assert (tmp_path / "session.html").is_file()
+    code = re.findall(r"```python\n(.*?)```", section, re.DOTALL)[0]
+    exec(compile(code, "docs/run-folder.md", "exec"), {})  # noqa: S102
+    assert (tmp_path / "x.html").is_file()
+    assert "img/timeline.png" in section
+    assert (Path(__file__).resolve().parents[2] / "docs" / "img" / "timeline.png").is_file()

@@ -7,12 +7,14 @@ Skipped, with the reason, where chromium is not installed (``apt-get install chr
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import struct
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -22,11 +24,19 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed "
                                 "(Debian: apt-get install chromium)")
 
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-quic", "--allow-file-access-from-files", "--enable-logging=stderr",
-         "--v=0", "--virtual-time-budget=5000", "--hide-scrollbars"]
-"""No background connections: on a closed network each is a refused one to wait for."""
+
+def _screenshots_script() -> ModuleType:
+    # docs/screenshots.py (`make screenshots`) is a script, not a package: loaded by path,
+    # so the test photographs the page exactly as the docs' screenshots are taken.
+    path = Path(__file__).resolve().parents[2] / "docs" / "screenshots.py"
+    spec = importlib.util.spec_from_file_location("docs_screenshots", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SCRIPT = _screenshots_script()
 
 # The page loads in an iframe of a probe page, which reads what was drawn, hovers over the
 # middle of the plot, and writes its findings into its own DOM (--dump-dom prints it).
@@ -58,7 +68,8 @@ document.getElementById("page").addEventListener("load", function () {{
 
 def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     assert CHROMIUM is not None
-    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args],
+    return subprocess.run([CHROMIUM, *SCRIPT.CHROMIUM_FLAGS, "--enable-logging=stderr", "--v=0",
+                           f"--user-data-dir={tmp_path / 'profile'}", *args],
                           capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -114,10 +125,8 @@ def test_ten_thousand_requests_draw_one_column_per_pixel(
 
 def test_a_screenshot_has_the_window_size(synthetic_run: Callable[..., Path],
                                           tmp_path: Path) -> None:
-    shot = tmp_path / "timeline.png"
-    page = write_timeline(synthetic_run(500))
-    done = _chromium(tmp_path, "--window-size=1280,1000", f"--screenshot={shot}", page.as_uri())
-    assert done.returncode == 0, done.stderr[-2000:]
+    shot = SCRIPT.screenshot(write_timeline(synthetic_run(500)), tmp_path / "timeline.png",
+                             (1280, 1000), tmp_path / "profile")
     header = shot.read_bytes()[:24]
     assert header[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", header[16:24]) == (1280, 1000)
