@@ -1,6 +1,7 @@
 """The timeline page in a real headless browser (Debian's chromium): it loads without a
 console line, its three canvases are drawn, hovering shows a request's numbers, its
-screenshot has the page's size, and 10,000 requests draw as fast as the pixels allow.
+screenshot has the window's size, the demo session shows its two compactions and its
+final accounting, and 10,000 requests draw one column per pixel (render time recorded).
 
 Skipped, with the reason, where chromium is not installed (``apt-get install chromium``).
 """
@@ -15,6 +16,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -25,10 +27,13 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not instal
                                 "(Debian: apt-get install chromium)")
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
 def _screenshots_script() -> ModuleType:
     # docs/screenshots.py (`make screenshots`) is a script, not a package: loaded by path,
     # so the test photographs the page exactly as the docs' screenshots are taken.
-    path = Path(__file__).resolve().parents[2] / "docs" / "screenshots.py"
+    path = ROOT / "docs" / "screenshots.py"
     spec = importlib.util.spec_from_file_location("docs_screenshots", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -55,6 +60,13 @@ document.getElementById("page").addEventListener("load", function () {{
     .join("|"));
   rows.push(["cards", doc.querySelectorAll("#summary div").length].join("|"));
   rows.push(["compactions", doc.querySelectorAll("#compactions tr").length - 1].join("|"));
+  doc.querySelectorAll("#compactions tr").forEach(function (tr) {{
+    rows.push(["compaction"].concat([].map.call(tr.children, function (td) {{
+      return td.textContent; }})).join("|"));
+  }});
+  doc.querySelectorAll("#summary div").forEach(function (card) {{
+    rows.push(["card", card.textContent].join("|"));
+  }});
   var bars = doc.getElementById("bars").getBoundingClientRect();
   doc.getElementById("plots").dispatchEvent(new MouseEvent("mousemove", {{
     clientX: bars.left + bars.width / 2, clientY: bars.top + 40, bubbles: true}}));
@@ -101,6 +113,21 @@ def test_the_page_draws_its_canvases_and_shows_a_hovered_request(
     assert hovered and 120 < int(hovered.group(1)) < 180  # the request under the pointer
     assert rows["title"][0][0].startswith("Session timeline")
     # No console output at all: no error, no warning, no stray log line from the page.
+    assert [line for line in log.splitlines() if ":CONSOLE" in line] == []
+
+
+def test_the_demo_session_shows_its_two_compactions_and_its_final_accounting(
+        mas_ctl: Callable[..., Any], tmp_path: Path) -> None:
+    agent = ROOT / "library-standard" / "examples" / "agent"
+    out = tmp_path / "demo-session"
+    assert mas_ctl("run", agent / "agent.yaml", "--input", agent / "turns.jsonl",
+                   "--out", out).code == 0
+    rows, log = _probe(write_timeline(out), tmp_path)
+    assert rows["compactions"] == [["2"]]
+    assert [row[3] for row in rows["compaction"][1:]] == ["turn boundary", "turn boundary"]
+    cards = [row[0] for row in rows["card"]]
+    assert "history, last requestsent 22 · summarized 116 · dropped 0 · cut 0" in " ".join(cards)
+    assert any(card.startswith("compactions2") for card in cards)
     assert [line for line in log.splitlines() if ":CONSOLE" in line] == []
 
 

@@ -18,7 +18,7 @@ h2{font-size:15px;margin:18px 0 6px}
 .meta{color:#4b5563;margin:0}
 main{display:grid;grid-template-columns:minmax(0,1fr) 290px;gap:16px;padding:6px 24px 24px}
 #plots{position:relative;background:#fff;border:1px solid #e5e7eb;border-radius:6px;
-  padding:8px 8px 4px}
+  padding:8px 8px 4px;align-self:start}
 canvas{display:block;width:100%}
 .caption{color:#4b5563;font-size:12px;margin:2px 0 8px 78px}
 #share-legend span{margin-right:12px}
@@ -30,7 +30,8 @@ canvas{display:block;width:100%}
 #legend span.line::before{height:0;border-top:2px var(--s) var(--c);border-radius:0;
   vertical-align:3px;background:none}
 aside{background:#fff;border:1px solid #e5e7eb;border-radius:6px;padding:10px 12px;
-  align-self:start;position:sticky;top:8px;font-size:13px}
+  align-self:start;position:sticky;top:8px;font-size:13px;max-height:calc(100vh - 16px);
+  overflow:auto}
 aside h3{font-size:14px;margin:0 0 6px}
 dl{display:grid;grid-template-columns:auto auto;gap:1px 10px;margin:0 0 8px}
 dt{color:#4b5563}dd{margin:0;text-align:right;font-variant-numeric:tabular-nums}
