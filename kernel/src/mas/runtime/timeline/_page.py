@@ -6,7 +6,8 @@ import json
 from html import escape
 from typing import Any
 
-from mas.runtime.timeline._script import SCRIPT, STYLE
+from mas.runtime.timeline._script import SCRIPT
+from mas.runtime.timeline._style import STYLE
 
 _HEADER_FIELDS = ("agent", "model", "session_id", "status")
 """Session metadata shown in the header: names and ids the manifest or the run chose."""
