@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mas.runtime.timeline import read_events, timeline_data, write_timeline
+from mas.runtime.timeline import EventLines, timeline_data, write_timeline
 
 AGENT = """
 apiVersion: mas/v1
@@ -61,6 +61,7 @@ def test_a_real_session_page_holds_its_requests_compactions_and_no_text(
     final = next(e for e in reversed(events) if e["event"] == "context.assembled")
     assert last == {state: final["accounting"][state]["messages"] for state in last}
     assert "timeline-probe" in html  # the agent's name heads the page
+    assert data["archive"]["messages"] > 0 and data["skipped_lines"] == 0
 
 
 def test_text_fields_never_pass_and_unknown_kinds_are_ignored(
@@ -109,7 +110,11 @@ def test_torn_and_foreign_lines_are_skipped(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     path.write_text('{"event": "context.assembled"}\n[1, 2]\nnot json\n{"no": "event"}\n'
                     '{"event": "context.assem')
-    assert timeline_data(read_events(path))["requests"] == 1
+    lines = EventLines(path)
+    assert timeline_data(lines)["requests"] == 1
+    assert lines.skipped == 4  # counted, and said on the page
+    (tmp_path / "transcript.json").write_text("{}")
+    assert _page_data(write_timeline(tmp_path))["skipped_lines"] == 4
 
 
 EVENT = st.fixed_dictionaries({"event": st.sampled_from(

@@ -14,8 +14,8 @@ Numbers and names only, never message text (docs/run-folder.md, "See the context
 
 from __future__ import annotations
 
-from mas.runtime.timeline._data import read_events, timeline_data
+from mas.runtime.timeline._data import EventLines, timeline_data
 from mas.runtime.timeline._page import render_page
 from mas.runtime.timeline._write import TIMELINE, write_timeline
 
-__all__ = ["TIMELINE", "read_events", "render_page", "timeline_data", "write_timeline"]
+__all__ = ["TIMELINE", "EventLines", "render_page", "timeline_data", "write_timeline"]

@@ -54,17 +54,30 @@ _LIMITS = {"window": "context_window", "hard": "hard_budget", "trigger": "soft_t
 """The lines drawn across the bars, and the ``context.assembled`` field of each."""
 
 
-def read_events(path: Path) -> Iterator[dict[str, Any]]:
-    """The events of ``path`` in order; a line that is not a JSON object is skipped
-    (a torn last line, a stray write), never fatal."""
-    with Path(path).open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict) and isinstance(event.get("event"), str):
-                yield event
+class EventLines:
+    """The events of an ``events.jsonl`` in order, counting the lines that are not one.
+
+    A line that is not a JSON object with an ``event`` name (a torn last line, a stray
+    write) is skipped, never fatal, and counted in :attr:`skipped` so the page can say so.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.skipped = 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """Read the file afresh; :attr:`skipped` counts this pass."""
+        self.skipped = 0
+        with self.path.open(encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    event = None
+                if isinstance(event, dict) and isinstance(event.get("event"), str):
+                    yield event
+                elif line.strip():
+                    self.skipped += 1
 
 
 def timeline_data(events: Iterable[dict[str, Any]]) -> dict[str, Any]:

@@ -240,6 +240,13 @@ function summary() {
   card("recalls", fmt(marks.recall.length), sumCol("recall", "found") + " found, " +
     fmt(sumCol("recall", "tokens")) + " tokens");
   card("pruning passes", fmt(marks.pruning.length));
+  if (D.archive) {
+    card("archive", fmt(D.archive.messages) + " messages", "kept for recall, " +
+      fmt(D.archive.evicted) + " evicted");
+  }
+  if (D.skipped_lines) {
+    card("unreadable event lines", fmt(D.skipped_lines), "skipped: not one JSON event each");
+  }
   var kinds = {};
   marks.degradation.forEach(function (m) {
     var kind = m.kind || "other";

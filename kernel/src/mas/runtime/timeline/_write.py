@@ -15,7 +15,7 @@ from mas.runtime.session import (
     load_state,
     write_atomic,
 )
-from mas.runtime.timeline._data import read_events, timeline_data
+from mas.runtime.timeline._data import EventLines, timeline_data
 from mas.runtime.timeline._page import render_page
 
 TIMELINE = "timeline.html"
@@ -45,8 +45,15 @@ def write_timeline(run_dir: Path, out: Path | None = None) -> Path:
         refuse_symlinks(target.parent, [target.name])
     elif target.is_dir():
         raise MasError(f"{target}: is a folder; --out names the page's file")
-    data = timeline_data(read_events(run_dir / EVENTS))
-    write_atomic(target, render_page(data, _session(run_dir)))
+    lines = EventLines(run_dir / EVENTS)
+    data = timeline_data(lines)
+    session = _session(run_dir)
+    archive = session.get("archive")
+    data["skipped_lines"] = lines.skipped
+    data["archive"] = {key: value for key, value in archive.items()
+                       if isinstance(value, int) and not isinstance(value, bool)
+                       } if isinstance(archive, dict) else None
+    write_atomic(target, render_page(data, session))
     return target
 
 
