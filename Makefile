@@ -66,6 +66,12 @@ browser:
 			--no-install-recommends chromium fonts-liberation >/dev/null; \
 	else echo "no chromium: the report.html browser test will skip (apt-get install chromium)"; fi
 
+# The docs' screenshots (docs/img/*.png) from the demo's pages, in headless chromium; the
+# shots are listed in docs/screenshots.py (add one there, not here).
+.PHONY: screenshots
+screenshots: $(STAMP) browser
+	$(BIN)/python docs/screenshots.py
+
 test: $(TEST_STAMP) $(MCE_STAMP) browser
 	$(BIN)/python -m pytest
 
