@@ -106,6 +106,9 @@ class FoldState:
     :ivar dropped_tokens: their estimated tokens when they were folded.
     :ivar identifiers: identifier-check totals over the session (``identifiers``,
         ``found``, ``repaired``, ``appended``, ``missing``).
+    :ivar summary_identifiers: the identifiers the running summary was checked to quote
+        (the next check starts from them instead of re-reading the summary); ``None`` when
+        unknown (no summary, or it was written unchecked).
     :ivar prune_scanned: absolute number up to which committed messages were examined
         for pruning (each is examined once).
     :ivar prune_candidates: absolute numbers of the tool results over the pruning floor
@@ -125,6 +128,7 @@ class FoldState:
     dropped_messages: int = 0
     dropped_tokens: int = 0
     identifiers: dict[str, int] = field(default_factory=dict)
+    summary_identifiers: list[str] | None = None
     prune_scanned: int = 0
     prune_candidates: list[int] = field(default_factory=list)
 

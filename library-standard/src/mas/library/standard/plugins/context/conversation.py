@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ConfigDict, Field
 
@@ -33,7 +33,7 @@ from mas.runtime.spec.binding import Binding, bind
 from ._base import summary_row
 from ._compaction import Compacting, pruned_counts
 from ._params import AutoInt, RecallFields, TriggerParams, TrimmerParams, budget_settings
-from .identifier_check import IdentifierCheck, SummaryFit
+from .identifier_check import CheckMode, IdentifierCheck, SummaryFit
 from .pruning import PruningParams, ToolResultPruner
 
 log = logging.getLogger(__name__)
@@ -62,10 +62,11 @@ class SummarisingParams(RecallFields):
         lt=1,
         description="Share of the trigger the summary block may take (its room).",
     )
-    identifier_check: Literal["repair", "warn", "off"] = Field(
+    identifier_check: CheckMode = Field(
         default="repair",
         description="Check the folded range's identifiers against the summary: repair "
-        "(re-ask once, then append what is missing), warn (count only), off.",
+        "(append what is missing, no model call), reask (ask the summarizer once more, "
+        "then append), warn (count only), off.",
     )
     identifier_extractor: Binding = Field(
         default_factory=lambda: Binding(type="standard"),
