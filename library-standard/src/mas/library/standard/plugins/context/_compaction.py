@@ -96,6 +96,7 @@ class Compacting(FoldingManager):
             "threshold": threshold,
             "trigger_source": budget.trigger_source,
             "keep_turns": self.params.keep_turns,
+            "at_boundary": not budget.fixed.working_memory,
             "messages_before": len(before.messages),
             "pruned": pruned_counts(report),
         }
@@ -234,6 +235,8 @@ class Compacting(FoldingManager):
             }
         )
         self.state.compactions += 1
+        self.state.in_turn_compactions += int(not info.get("at_boundary", True))
+        info["in_turn_compactions"] = self.state.in_turn_compactions
         self.state.baseline_tokens = after.tokens
         self.state.last_compaction_metadata = info
         model = info["model"] or ""

@@ -26,8 +26,8 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from mas.runtime.context import ContextBudget, History
-from mas.runtime.protocols import BindContext, ManagedHistory, SummaryEngine
+from mas.runtime.context import ContextBudget, History, mask_skills
+from mas.runtime.protocols import BindContext, ManagedHistory, SummaryEngine, SummaryRequest
 from mas.runtime.spec.binding import Binding, bind
 
 from ._base import summary_row
@@ -35,11 +35,15 @@ from ._compaction import Compacting, pruned_counts
 from ._params import AutoInt, RecallFields, TriggerParams, TrimmerParams, budget_settings
 from .identifier_check import CheckMode, IdentifierCheck, SummaryFit
 from .pruning import PruningParams, ToolResultPruner
+from .summarizer import Packing
 
 log = logging.getLogger(__name__)
 
 MIN_SUMMARY_ROOM = 256
 """The summary block's room is never under this (unless half the history limit is)."""
+
+INFLIGHT_TURNS = 8
+"""Recent turns whose in-flight peak (working memory) a boundary fold leaves room for."""
 
 
 class SummarisingParams(RecallFields):
@@ -146,11 +150,32 @@ class SummarisingContextManager(Compacting):
                 reserve_source=budget.reserve_source,
             )
         limit = budget.history_hard_limit
+        self._track_inflight(history, budget.fixed.working_memory)
         managed = self._manage(
             history, budget, boundary, engine=engine, system=system, tools=tools,
             session_id=session_id,
         )
         return self._within(managed, limit)
+
+    def _track_inflight(self, history: History, working_memory: int) -> None:
+        """Learn how much a turn grows in flight: the peak working memory of each turn.
+
+        A turn ends when committed history grows; its peak joins the last
+        :data:`INFLIGHT_TURNS` peaks, whose largest a fold leaves room for.
+        """
+        st = self.state
+        if history.end != st.turn_end:
+            if st.turn_end or st.turn_peak:  # not before the first turn
+                st.inflight_peaks = [*st.inflight_peaks[1 - INFLIGHT_TURNS :], st.turn_peak]
+            st.turn_end, st.turn_peak = history.end, 0
+        st.turn_peak = max(st.turn_peak, working_memory)
+
+    def _space(self, limit: int, working_memory: int) -> int:
+        """What history may hold so that the rest of this turn fits: ``limit`` less the
+        in-flight growth still expected (the largest recent peak less what is already in
+        flight), never under half of ``limit``."""
+        expected = max(self.state.inflight_peaks, default=0)
+        return max(limit - max(0, expected - working_memory), limit // 2)
 
     def _manage(
         self,
@@ -164,8 +189,13 @@ class SummarisingContextManager(Compacting):
         session_id: str,
     ) -> ManagedHistory:
         limit = budget.history_hard_limit
+        in_flight = budget.fixed.working_memory
         self._prune_phases(history, budget, session_id)
-        target = min(self._threshold(boundary), limit)
+        # At the turn boundary the fold leaves room for what the turn will add in flight,
+        # so that a mid-turn fold (counted) is needed only when a turn outgrows the recent
+        # ones; mid-turn, only what this request needs triggers one.
+        space = self._space(limit, in_flight)
+        target = min(self._threshold(boundary), space if not in_flight else limit)
         current = self.view(history)  # a HistoryView: no copy, and its tokens are the estimate
         estimated = current.tokens
         if estimated <= target or limit <= 0:
@@ -174,7 +204,9 @@ class SummarisingContextManager(Compacting):
             return current
         start = self.live_start(history)
         room = self._summary_room(boundary, limit)
-        recent = self._recent_start(history, start, self._tail_cap(boundary, limit, room))
+        recent = self._recent_start(history, start, self._tail_cap(boundary, space, room))
+        if recent > start:
+            recent = self._packed(history, start, recent, budget, room, engine)
         fold_end = recent if recent > start else None
         protect = min(recent, self.pruner.protected_from(history, start))
         prunable = self.pruner.candidates(history, start, protect)
@@ -194,6 +226,47 @@ class SummarisingContextManager(Compacting):
             tools=tools,
             session_id=session_id,
         )
+
+    def _packed(
+        self,
+        history: History,
+        start: int,
+        end: int,
+        budget: ContextBudget,
+        room: int,
+        engine: SummaryEngine | None,
+    ) -> int:
+        """``end`` moved past the next whole turns that fit the summarizer's last call.
+
+        The calls a fold makes are what it costs; a fold whose last call is half empty
+        would leave those turns for a call of their own later, so the fold takes them
+        now — the newest committed turn too, when it fits. Unchanged when the summarizer
+        cannot say how it packs (``packing``) or one of its calls holds the whole history
+        limit.
+        """
+        packing_of = getattr(self.summarizer, "packing", None)
+        if not callable(packing_of):
+            return end
+        request = SummaryRequest(
+            messages=[mask_skills(m) for m in history.originals(start, end)],
+            previous_summary=self.state.summary,
+            window=budget.window,
+            max_summary_tokens=SummaryFit(room=room, limit=budget.history_hard_limit)
+            .text_room(self.estimator),
+        )
+        packing = packing_of(request, engine)
+        # Only where one summarizer call holds less than the agent's history: there the
+        # calls, not the folds, are the cost. A larger summarizer window folds as usual,
+        # so the verbatim tail keeps its recent turns.
+        if not isinstance(packing, Packing) or packing.room >= budget.history_hard_limit:
+            return end
+        used = packing.used
+        for stop in [*history.turn_starts(end + 1), history.end]:
+            used += sum(packing.cost(mask_skills(m)) for m in history.originals(end, stop))
+            if used > packing.room:
+                break
+            end = stop
+        return end
 
     def _prune_phases(self, history: History, budget: ContextBudget, session_id: str) -> None:
         """Spec 004's soft trim and hard clear, on their own fill ratios, on every request.
