@@ -26,25 +26,27 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from mas.runtime.context import ContextBudget, History, mask_skills
-from mas.runtime.protocols import BindContext, ManagedHistory, SummaryEngine, SummaryRequest
+from mas.runtime.context import ContextBudget, History
+from mas.runtime.protocols import BindContext, ManagedHistory, SummaryEngine
 from mas.runtime.spec.binding import Binding, bind
 
 from ._base import summary_row
-from ._compaction import Compacting, pruned_counts
+from ._boundary import BoundaryFolding
+from ._compaction import pruned_counts
 from ._params import AutoInt, RecallFields, TriggerParams, TrimmerParams, budget_settings
 from .identifier_check import CheckMode, IdentifierCheck, SummaryFit
 from .pruning import PruningParams, ToolResultPruner
-from .summarizer import Packing
 
 log = logging.getLogger(__name__)
 
 MIN_SUMMARY_ROOM = 256
 """The summary block's room is never under this (unless half the history limit is)."""
 
-INFLIGHT_TURNS = 8
-"""Recent turns whose in-flight peak (working memory) a boundary fold leaves room for."""
+COVER_PER_TOKEN = 50
+"""The summary's room grows by one token per this many tokens it covers (to its cap)."""
 
+SUMMARIZER_WINDOW_SHARE = 0.125
+"""The summary's room grows to no more than this share of the summarizer's window."""
 
 class SummarisingParams(RecallFields):
     """Params of ``summarising`` (defaults from spec 000's table)."""
@@ -64,7 +66,15 @@ class SummarisingParams(RecallFields):
         default=0.125,
         gt=0,
         lt=1,
-        description="Share of the trigger the summary block may take (its room).",
+        description="Share of the trigger the summary block may take (its room) before "
+        "it covers anything; the room grows with what the summary covers.",
+    )
+    summary_max_share: float = Field(
+        default=0.25,
+        gt=0,
+        lt=1,
+        description="Share of the trigger the summary's room grows to at most (one token "
+        "per 50 covered); never below summary_share.",
     )
     identifier_check: CheckMode = Field(
         default="repair",
@@ -94,7 +104,7 @@ class SummarisingParams(RecallFields):
     pruning: PruningParams = Field(default_factory=PruningParams)
 
 
-class SummarisingContextManager(Compacting):
+class SummarisingContextManager(BoundaryFolding):
     """Keeps recent turns verbatim and folds older ones into a running summary."""
 
     def __init__(self, params: SummarisingParams, ctx: BindContext) -> None:
@@ -157,26 +167,6 @@ class SummarisingContextManager(Compacting):
         )
         return self._within(managed, limit)
 
-    def _track_inflight(self, history: History, working_memory: int) -> None:
-        """Learn how much a turn grows in flight: the peak working memory of each turn.
-
-        A turn ends when committed history grows; its peak joins the last
-        :data:`INFLIGHT_TURNS` peaks, whose largest a fold leaves room for.
-        """
-        st = self.state
-        if history.end != st.turn_end:
-            if st.turn_end or st.turn_peak:  # not before the first turn
-                st.inflight_peaks = [*st.inflight_peaks[1 - INFLIGHT_TURNS :], st.turn_peak]
-            st.turn_end, st.turn_peak = history.end, 0
-        st.turn_peak = max(st.turn_peak, working_memory)
-
-    def _space(self, limit: int, working_memory: int) -> int:
-        """What history may hold so that the rest of this turn fits: ``limit`` less the
-        in-flight growth still expected (the largest recent peak less what is already in
-        flight), never under half of ``limit``."""
-        expected = max(self.state.inflight_peaks, default=0)
-        return max(limit - max(0, expected - working_memory), limit // 2)
-
     def _manage(
         self,
         history: History,
@@ -203,7 +193,7 @@ class SummarisingContextManager(Compacting):
             # summary could not be sent either: folding now would only spend a call.
             return current
         start = self.live_start(history)
-        room = self._summary_room(boundary, limit)
+        room = self._summary_room(boundary, limit, engine)
         recent = self._recent_start(history, start, self._tail_cap(boundary, space, room))
         if recent > start:
             recent = self._packed(history, start, recent, budget, room, engine)
@@ -226,47 +216,6 @@ class SummarisingContextManager(Compacting):
             tools=tools,
             session_id=session_id,
         )
-
-    def _packed(
-        self,
-        history: History,
-        start: int,
-        end: int,
-        budget: ContextBudget,
-        room: int,
-        engine: SummaryEngine | None,
-    ) -> int:
-        """``end`` moved past the next whole turns that fit the summarizer's last call.
-
-        The calls a fold makes are what it costs; a fold whose last call is half empty
-        would leave those turns for a call of their own later, so the fold takes them
-        now — the newest committed turn too, when it fits. Unchanged when the summarizer
-        cannot say how it packs (``packing``) or one of its calls holds the whole history
-        limit.
-        """
-        packing_of = getattr(self.summarizer, "packing", None)
-        if not callable(packing_of):
-            return end
-        request = SummaryRequest(
-            messages=[mask_skills(m) for m in history.originals(start, end)],
-            previous_summary=self.state.summary,
-            window=budget.window,
-            max_summary_tokens=SummaryFit(room=room, limit=budget.history_hard_limit)
-            .text_room(self.estimator),
-        )
-        packing = packing_of(request, engine)
-        # Only where one summarizer call holds less than the agent's history: there the
-        # calls, not the folds, are the cost. A larger summarizer window folds as usual,
-        # so the verbatim tail keeps its recent turns.
-        if not isinstance(packing, Packing) or packing.room >= budget.history_hard_limit:
-            return end
-        used = packing.used
-        for stop in [*history.turn_starts(end + 1), history.end]:
-            used += sum(packing.cost(mask_skills(m)) for m in history.originals(end, stop))
-            if used > packing.room:
-                break
-            end = stop
-        return end
 
     def _prune_phases(self, history: History, budget: ContextBudget, session_id: str) -> None:
         """Spec 004's soft trim and hard clear, on their own fill ratios, on every request.
@@ -332,12 +281,27 @@ class SummarisingContextManager(Compacting):
             message_tokens=[cost, *tokens[1 : len(tokens)]],
         )
 
-    def _summary_room(self, boundary: ContextBudget, limit: int) -> int:
-        """Tokens the summary block may take: ``summary_share`` of the trigger, at least
-        :data:`MIN_SUMMARY_ROOM` (small windows still get a usable summary), never more
-        than half the history limit."""
-        share = math.floor(boundary.soft_trigger * self.params.summary_share)
-        return max(1, min(max(share, MIN_SUMMARY_ROOM), limit // 2))
+    def _summary_room(
+        self, boundary: ContextBudget, limit: int, engine: SummaryEngine | None
+    ) -> int:
+        """Tokens the summary block may take.
+
+        ``summary_share`` of the trigger, plus one token per :data:`COVER_PER_TOKEN`
+        tokens the summary already covers (a summary of a long session has more to say),
+        up to ``summary_max_share`` of the trigger and an eighth of the summarizer's
+        window (:data:`SUMMARIZER_WINDOW_SHARE`: every call carries the summary in and out,
+        so a larger one would cost calls); at least :data:`MIN_SUMMARY_ROOM` (small windows
+        still get a usable summary), never more than half the history limit.
+        """
+        trigger = boundary.soft_trigger
+        base = math.floor(trigger * self.params.summary_share)
+        top = math.floor(trigger * self.params.summary_max_share)
+        window_of = getattr(self.summarizer, "input_window", None)
+        if callable(window_of):
+            top = min(top, int(window_of(engine, boundary.window) * SUMMARIZER_WINDOW_SHARE))
+        top = max(base, top)
+        grown = min(base + self.state.summarized_tokens // COVER_PER_TOKEN, top)
+        return max(1, min(max(grown, MIN_SUMMARY_ROOM), limit // 2))
 
     def _tail_cap(self, boundary: ContextBudget, limit: int, room: int) -> int:
         """Token bound on the verbatim tail for this request.

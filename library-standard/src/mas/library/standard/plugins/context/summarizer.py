@@ -201,7 +201,7 @@ class LlmSummarizer:
 
     def _sizes(self, request: SummaryRequest, engine: SummaryEngine) -> tuple[int, int]:
         """``(out, limit)``: the summary's output room and the input tokens one call takes."""
-        window = self._request_window(engine, request)
+        window = self.input_window(engine, request.window)
         # The summary's own room: the cap, never more than a quarter of the window, nor
         # more than the context manager has room for.
         out = min(self.params.max_summary_tokens or window, window // 4)
@@ -213,18 +213,17 @@ class LlmSummarizer:
                     / self._provider_scale(engine, request.messages))
         return out, limit
 
-    def _request_window(self, engine: SummaryEngine, request: SummaryRequest) -> int:
+    def input_window(self, engine: SummaryEngine | None, agent_window: int | None) -> int:
         """The summarizer model's window: ``context_window``, then what the engine knows
         of the model (its row, Infra, the catalog), then the resolved one; a summarizer
-        that inherits the turn model takes the agent's window, which arrives with the
-        request."""
+        that inherits the turn model takes the agent's window (``agent_window``)."""
         if self.params.context_window is not None:
             return self.params.context_window
         if self.model_source != "agent" and isinstance(engine, SizingEngine):
             known = engine.window_for(self.model, "summary")
             if known is not None:
                 return known
-        return self.window or request.window or DEFAULT_WINDOW
+        return self.window or agent_window or DEFAULT_WINDOW
 
     def _provider_scale(self, engine: SummaryEngine, messages: list[Message]) -> float:
         """Tokens the engine expects the provider to count per estimated token of
