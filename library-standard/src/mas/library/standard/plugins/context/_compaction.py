@@ -186,8 +186,12 @@ class Compacting(FoldingManager):
                 kept = checker.of_summary(previous)
             earlier: list[Message] = [{"role": "system", "content": previous}] if previous else []
             # Half the room for the appended identifiers at most: the prose keeps the rest.
+            # The oldest messages the summarizer could not read are counted as dropped:
+            # the summary does not stand for them, so their identifiers are not checked.
+            read = folded[result.unread_messages :]
             check = checker.run(
-                checker.identifiers(folded, first, kept or ()), [*earlier, *folded],
+                checker.identifiers(read, first + result.unread_messages, kept or ()),
+                [*earlier, *read],
                 result.text, request, self.summarizer, engine,
                 section_room=fit.text_room(self.estimator) // 2,
             )

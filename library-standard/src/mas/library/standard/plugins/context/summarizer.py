@@ -194,9 +194,9 @@ class LlmSummarizer:
             tokens = self._cost(message, room)
             if used and used + tokens > room:
                 calls, used = calls + 1, 0
+                if calls > self.params.max_calls:
+                    return None  # known without reading the rest of a cold backlog
             used += tokens
-        if calls > self.params.max_calls:
-            return None
         return Packing(calls, room, used, lambda message: self._cost(message, room))
 
     def _sizes(self, request: SummaryRequest, engine: SummaryEngine) -> tuple[int, int]:
