@@ -228,8 +228,10 @@ class LlmSummarizer:
     def _provider_scale(self, engine: SummaryEngine, messages: list[Message]) -> float:
         """Tokens the engine expects the provider to count per estimated token of
         ``messages`` (1.0 for an engine that cannot say)."""
+        if not isinstance(engine, SizingEngine):
+            return 1.0  # before estimating: a cold backlog is 10,000 messages
         plain = DEFAULT_ESTIMATOR.messages(messages)
-        if not isinstance(engine, SizingEngine) or plain <= 0:
+        if plain <= 0:
             return 1.0
         # Floored so that a degenerate estimate cannot blow the chunks up past the window.
         return max(MIN_PROVIDER_SCALE,
