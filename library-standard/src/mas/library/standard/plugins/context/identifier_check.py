@@ -246,6 +246,8 @@ def _section(
     lines: list[str] = []
     used = DEFAULT_ESTIMATOR.text(SECTION_HEAD)
     for identifier in sorted(missing, key=lambda i: rank.get(i, 3)):
+        if used + DEFAULT_ESTIMATOR.text(f"- {identifier}: ") + 1 > room:
+            continue  # no phrase could fit: none is looked up (the room fills early)
         line = f"- {identifier}: {phrase(identifier)}"
         cost = DEFAULT_ESTIMATOR.text(line) + 1
         if used + cost > room:
