@@ -309,3 +309,32 @@ def test_each_folded_message_is_read_once_and_the_running_set_survives_a_restore
     checked = restored.state.identifiers["identifiers"] - cm.state.identifiers["identifiers"]
     assert checked >= len(kept) + 1, "the carried set is checked with the new codes"
     assert all(i in restored.state.summary for i in restored.state.summary_identifiers)
+
+
+_TEXTS = st.lists(st.lists(st.sampled_from(
+    ["ORD-7781", "RC-7186", "15 kg", "$30", "and", "the", "INV-0042", " ", ". "]),
+    max_size=12).map(" ".join), min_size=1, max_size=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_TEXTS, st.integers(1, 6), st.integers(0, 3))
+def test_per_message_extraction_finds_what_one_call_over_the_range_finds(
+    texts: list[str], limit: int, first: int
+) -> None:
+    """Issue 22: one extract call per message (cached by position), capped across the fold,
+    wants what one call over the folded range wanted, in the same order."""
+    from mas.library.standard.plugins.context.identifier_check import IdentifierCheck
+    from mas.library.standard.plugins.context.identifiers import (
+        StandardExtractorParams,
+        StandardIdentifierExtractor,
+    )
+
+    extractor = StandardIdentifierExtractor(StandardExtractorParams(max_identifiers=limit))
+    messages: list[Message] = [{"role": "user", "content": t} for t in texts]
+    check = IdentifierCheck("repair", extractor)
+    fold = check.identifiers(messages[first:], first, ())
+    assert fold.wanted == extractor.extract(messages[first:])
+    # The running set comes first and on top of the cap; the cached messages answer again.
+    again = check.identifiers(messages[first:], first, ["KEPT-1"])
+    assert again.wanted == ["KEPT-1", *fold.wanted]
+    assert again.rank["KEPT-1"] == 2 and all(again.rank[i] == 0 for i in fold.wanted)
