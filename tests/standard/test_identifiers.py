@@ -97,8 +97,9 @@ def budget(cm: Any) -> ContextBudget:
                                  settings=cm.budget_settings)
 
 
-def test_repair_re_asks_once_then_appends_what_is_still_missing() -> None:
-    cm, rec = summarising()
+def test_reask_re_asks_once_then_appends_what_is_still_missing() -> None:
+    # The re-ask is opt-in since issue 22 (the default repair makes no call).
+    cm, rec = summarising(identifier_check="reask")
     engine = ForgetfulEngine()
     managed = cm.manage_history(history(), budget(cm), engine=engine)
     assert managed.compacted and len(engine.calls) == 2, "one summary call, one re-ask"
@@ -256,3 +257,84 @@ def test_phrases_split_each_message_once_and_give_the_first_sentence(
     messages.insert(len(messages) // 2, {"role": "assistant", "content": None})
     phrase = _Phrases(messages)
     assert [phrase(i) for i in identifiers] == [_first_sentence(messages, i) for i in identifiers]
+
+
+class CountingCodes(OnlyCodes):
+    """:class:`OnlyCodes` that records what it was asked to read."""
+
+    calls: list[list[str]] = []
+
+    def extract(self, messages: list[Message]) -> list[str]:
+        CountingCodes.calls.append([str(m.get("content")).split(" w")[0] for m in messages])
+        return super().extract(messages)
+
+
+class CountingPlugin:
+    @hookimpl
+    def mas_register_identifier_extractors(self, registry: Any) -> None:
+        registry.register("counting_codes", CountingCodes, description="counts its calls")
+
+
+def test_each_folded_message_is_read_once_and_the_running_set_survives_a_restore(
+    register_plugin,
+) -> None:
+    """Issue 22: identifiers are extracted once per message, one message per call, and the
+    running summary's set is carried (through to_state / load_state), never re-read."""
+    runtime = register_plugin(CountingPlugin(), "counting-codes")
+    raw = {"type": "summarising", "params": {
+        "keep_turns": 1, "identifier_extractor": {"type": "counting-codes"},
+        "summarizer": {"type": "llm", "params": {"context_window": 100_000}}}}
+    CountingCodes.calls = []
+    cm = bind("context_manager", Binding.model_validate(raw), make_ctx(runtime))
+    h = History([m for i in range(9) for m in (
+        {"role": "user", "content": f"Ticket TKT-{i}0 " + "w" * 1600},
+        {"role": "assistant", "content": f"ok {i}"})])
+    engine = ForgetfulEngine()
+    cm.manage_history(h, budget(cm), engine=engine)
+    cm.commit(h)
+    first = list(CountingCodes.calls)
+    assert first and all(len(call) == 1 for call in first), "one message per call"
+    kept = cm.state.summary_identifiers
+    assert kept and "TKT-00" in kept and all(i in cm.state.summary for i in kept)
+    restored = bind("context_manager", Binding.model_validate(raw), make_ctx(runtime))
+    restored.load_state(cm.to_state())
+    h.extend([m for i in range(9, 18) for m in (
+        {"role": "user", "content": f"Ticket TKT-{i}0 " + "w" * 1600},
+        {"role": "assistant", "content": f"ok {i}"})])
+    restored.manage_history(h, budget(restored), engine=engine)
+    later = CountingCodes.calls[len(first):]
+    assert later and not any(c[0].startswith("Summary") for c in later), "summary not re-read"
+    read = [c[0] for c in CountingCodes.calls]
+    assert len(read) == len(set(read)), "no message read twice"
+    checked = restored.state.identifiers["identifiers"] - cm.state.identifiers["identifiers"]
+    assert checked >= len(kept) + 1, "the carried set is checked with the new codes"
+    assert all(i in restored.state.summary for i in restored.state.summary_identifiers)
+
+
+_TEXTS = st.lists(st.lists(st.sampled_from(
+    ["ORD-7781", "RC-7186", "15 kg", "$30", "and", "the", "INV-0042", " ", ". "]),
+    max_size=12).map(" ".join), min_size=1, max_size=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_TEXTS, st.integers(1, 6), st.integers(0, 3))
+def test_per_message_extraction_finds_what_one_call_over_the_range_finds(
+    texts: list[str], limit: int, first: int
+) -> None:
+    """Issue 22: one extract call per message (cached by position), capped across the fold,
+    wants what one call over the folded range wanted, in the same order."""
+    from mas.library.standard.plugins.context.identifier_check import IdentifierCheck
+    from mas.library.standard.plugins.context.identifiers import (
+        StandardExtractorParams,
+        StandardIdentifierExtractor,
+    )
+
+    extractor = StandardIdentifierExtractor(StandardExtractorParams(max_identifiers=limit))
+    messages: list[Message] = [{"role": "user", "content": t} for t in texts]
+    check = IdentifierCheck("repair", extractor)
+    fold = check.identifiers(messages[first:], first, ())
+    assert fold.wanted == extractor.extract(messages[first:])
+    # The running set comes first and on top of the cap; the cached messages answer again.
+    again = check.identifiers(messages[first:], first, ["KEPT-1"])
+    assert again.wanted == ["KEPT-1", *fold.wanted]
+    assert again.rank["KEPT-1"] == 2 and all(again.rank[i] == 0 for i in fold.wanted)

@@ -106,6 +106,14 @@ class FoldState:
     :ivar dropped_tokens: their estimated tokens when they were folded.
     :ivar identifiers: identifier-check totals over the session (``identifiers``,
         ``found``, ``repaired``, ``appended``, ``missing``).
+    :ivar summary_identifiers: the identifiers the running summary was checked to quote
+        (the next check starts from them instead of re-reading the summary); ``None`` when
+        unknown (no summary, or it was written unchecked).
+    :ivar in_turn_compactions: compactions made while tool results were in flight (the
+        rest happened at a turn boundary).
+    :ivar inflight_peaks: the peak in-flight tokens (working memory) of recent turns.
+    :ivar turn_peak: the current turn's peak so far.
+    :ivar turn_end: committed history's end when the current turn began.
     :ivar prune_scanned: absolute number up to which committed messages were examined
         for pruning (each is examined once).
     :ivar prune_candidates: absolute numbers of the tool results over the pruning floor
@@ -125,6 +133,11 @@ class FoldState:
     dropped_messages: int = 0
     dropped_tokens: int = 0
     identifiers: dict[str, int] = field(default_factory=dict)
+    summary_identifiers: list[str] | None = None
+    in_turn_compactions: int = 0
+    inflight_peaks: list[int] = field(default_factory=list)
+    turn_peak: int = 0
+    turn_end: int = 0
     prune_scanned: int = 0
     prune_candidates: list[int] = field(default_factory=list)
 

@@ -96,6 +96,7 @@ class Compacting(FoldingManager):
             "threshold": threshold,
             "trigger_source": budget.trigger_source,
             "keep_turns": self.params.keep_turns,
+            "at_boundary": not budget.fixed.working_memory,
             "messages_before": len(before.messages),
             "pruned": pruned_counts(report),
         }
@@ -118,9 +119,13 @@ class Compacting(FoldingManager):
                 raise SummarizerError("empty", "the summarizer returned no text")
         except Exception as exc:  # any failure: keep the pruned messages (spec 002)
             return self._failed(history, before, started, info, exc, session_id)
-        text, calls = self._checked(result, folded, request, fit, engine, info, session_id)
+        text, kept, calls = self._checked(
+            result, folded, start, request, fit, engine, info, session_id
+        )
         turns = len(history.turn_starts(start)) - len(history.turn_starts(fold_end))
         self.fold(history, fold_end, summary=text, unread=result.unread_messages)
+        self.state.summary_identifiers = kept
+        self.identifier_check.forget_before(fold_end)
         if text is not None:
             self.state.summary_count += 1
         info.update(
@@ -161,26 +166,42 @@ class Compacting(FoldingManager):
         self,
         result: SummaryResult,
         folded: list[Message],
+        first: int,
         request: SummaryRequest,
         fit: SummaryFit,
         engine: SummaryEngine | None,
         info: dict[str, Any],
         session_id: str,
-    ) -> tuple[str | None, int]:
-        """The summary to commit: identifier-checked, held to its room; and the calls made."""
+    ) -> tuple[str | None, list[str] | None, int]:
+        """The summary to commit (identifier-checked, held to its room), the identifiers it
+        keeps (``None`` when unchecked), and the calls made."""
         if result.text is None:
-            return None, result.llm_calls
-        # Half the room for the appended identifiers at most: the prose keeps the rest.
-        check = self.identifier_check.run(
-            folded, result.text, request, self.summarizer, engine,
-            section_room=fit.text_room(self.estimator) // 2,
-        )
+            return None, None, result.llm_calls
+        check = None
+        checker = self.identifier_check
+        if checker.mode != "off":
+            previous = request.previous_summary
+            kept = self.state.summary_identifiers
+            if kept is None and previous is not None:
+                kept = checker.of_summary(previous)
+            earlier: list[Message] = [{"role": "system", "content": previous}] if previous else []
+            # Half the room for the appended identifiers at most: the prose keeps the rest.
+            # The oldest messages the summarizer could not read are counted as dropped:
+            # the summary does not stand for them, so their identifiers are not checked.
+            read = folded[result.unread_messages :]
+            check = checker.run(
+                checker.identifiers(read, first + result.unread_messages, kept or ()),
+                [*earlier, *read],
+                result.text, request, self.summarizer, engine,
+                section_room=fit.text_room(self.estimator) // 2,
+            )
         text = fit.clip(check.text if check is not None else result.text, self.estimator)
         if check is None:
-            return text, result.llm_calls
+            return text, None, result.llm_calls
         # Clipping to the room may take out what the check found or added: count it.
-        check = replace(check, text=text, missing=len(missing_from(text, list(check.wanted))))
-        data = check.as_event(self.identifier_check.mode)
+        gone = set(missing_from(text, list(check.wanted)))
+        check = replace(check, text=text, missing=len(gone))
+        data = check.as_event(checker.mode)
         info["identifier_check"] = data
         totals = self.state.identifiers
         for key in ("identifiers", "found", "repaired", "appended", "missing"):
@@ -189,9 +210,10 @@ class Compacting(FoldingManager):
         if check.missing:
             log.info(
                 "summary kept %d of %d identifiers of the folded turns (%s mode)",
-                check.identifiers - check.missing, check.identifiers, self.identifier_check.mode,
+                check.identifiers - check.missing, check.identifiers, checker.mode,
             )
-        return text, result.llm_calls + check.llm_calls
+        kept_now = [i for i in check.wanted if i not in gone]
+        return text, kept_now, result.llm_calls + check.llm_calls
 
     def _finish(
         self,
@@ -217,6 +239,8 @@ class Compacting(FoldingManager):
             }
         )
         self.state.compactions += 1
+        self.state.in_turn_compactions += int(not info.get("at_boundary", True))
+        info["in_turn_compactions"] = self.state.in_turn_compactions
         self.state.baseline_tokens = after.tokens
         self.state.last_compaction_metadata = info
         model = info["model"] or ""

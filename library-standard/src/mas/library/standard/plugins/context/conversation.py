@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ConfigDict, Field
 
@@ -31,9 +31,10 @@ from mas.runtime.protocols import BindContext, ManagedHistory, SummaryEngine
 from mas.runtime.spec.binding import Binding, bind
 
 from ._base import summary_row
-from ._compaction import Compacting, pruned_counts
+from ._boundary import BoundaryFolding
+from ._compaction import pruned_counts
 from ._params import AutoInt, RecallFields, TriggerParams, TrimmerParams, budget_settings
-from .identifier_check import IdentifierCheck, SummaryFit
+from .identifier_check import CheckMode, IdentifierCheck, SummaryFit
 from .pruning import PruningParams, ToolResultPruner
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,11 @@ log = logging.getLogger(__name__)
 MIN_SUMMARY_ROOM = 256
 """The summary block's room is never under this (unless half the history limit is)."""
 
+COVER_PER_TOKEN = 50
+"""The summary's room grows by one token per this many tokens it covers (to its cap)."""
+
+SUMMARIZER_WINDOW_SHARE = 0.125
+"""The summary's room grows to no more than this share of the summarizer's window."""
 
 class SummarisingParams(RecallFields):
     """Params of ``summarising`` (defaults from spec 000's table)."""
@@ -60,12 +66,21 @@ class SummarisingParams(RecallFields):
         default=0.125,
         gt=0,
         lt=1,
-        description="Share of the trigger the summary block may take (its room).",
+        description="Share of the trigger the summary block may take (its room) before "
+        "it covers anything; the room grows with what the summary covers.",
     )
-    identifier_check: Literal["repair", "warn", "off"] = Field(
+    summary_max_share: float = Field(
+        default=0.25,
+        gt=0,
+        lt=1,
+        description="Share of the trigger the summary's room grows to at most (one token "
+        "per 50 covered); never below summary_share.",
+    )
+    identifier_check: CheckMode = Field(
         default="repair",
         description="Check the folded range's identifiers against the summary: repair "
-        "(re-ask once, then append what is missing), warn (count only), off.",
+        "(append what is missing, no model call), reask (ask the summarizer once more, "
+        "then append), warn (count only), off.",
     )
     identifier_extractor: Binding = Field(
         default_factory=lambda: Binding(type="standard"),
@@ -89,7 +104,7 @@ class SummarisingParams(RecallFields):
     pruning: PruningParams = Field(default_factory=PruningParams)
 
 
-class SummarisingContextManager(Compacting):
+class SummarisingContextManager(BoundaryFolding):
     """Keeps recent turns verbatim and folds older ones into a running summary."""
 
     def __init__(self, params: SummarisingParams, ctx: BindContext) -> None:
@@ -145,6 +160,7 @@ class SummarisingContextManager(Compacting):
                 reserve_source=budget.reserve_source,
             )
         limit = budget.history_hard_limit
+        self._track_inflight(history, budget.fixed.working_memory)
         managed = self._manage(
             history, budget, boundary, engine=engine, system=system, tools=tools,
             session_id=session_id,
@@ -163,8 +179,13 @@ class SummarisingContextManager(Compacting):
         session_id: str,
     ) -> ManagedHistory:
         limit = budget.history_hard_limit
+        in_flight = budget.fixed.working_memory
         self._prune_phases(history, budget, session_id)
-        target = min(self._threshold(boundary), limit)
+        # At the turn boundary the fold leaves room for what the turn will add in flight,
+        # so that a mid-turn fold (counted) is needed only when a turn outgrows the recent
+        # ones; mid-turn, only what this request needs triggers one.
+        space = self._space(limit, in_flight)
+        target = min(self._threshold(boundary), space if not in_flight else limit)
         current = self.view(history)  # a HistoryView: no copy, and its tokens are the estimate
         estimated = current.tokens
         if estimated <= target or limit <= 0:
@@ -172,8 +193,10 @@ class SummarisingContextManager(Compacting):
             # summary could not be sent either: folding now would only spend a call.
             return current
         start = self.live_start(history)
-        room = self._summary_room(boundary, limit)
-        recent = self._recent_start(history, start, self._tail_cap(boundary, limit, room))
+        room = self._summary_room(boundary, limit, engine)
+        recent = self._recent_start(history, start, self._tail_cap(boundary, space, room))
+        if recent > start:
+            recent = self._packed(history, start, recent, budget, room, engine)
         fold_end = recent if recent > start else None
         protect = min(recent, self.pruner.protected_from(history, start))
         prunable = self.pruner.candidates(history, start, protect)
@@ -258,12 +281,27 @@ class SummarisingContextManager(Compacting):
             message_tokens=[cost, *tokens[1 : len(tokens)]],
         )
 
-    def _summary_room(self, boundary: ContextBudget, limit: int) -> int:
-        """Tokens the summary block may take: ``summary_share`` of the trigger, at least
-        :data:`MIN_SUMMARY_ROOM` (small windows still get a usable summary), never more
-        than half the history limit."""
-        share = math.floor(boundary.soft_trigger * self.params.summary_share)
-        return max(1, min(max(share, MIN_SUMMARY_ROOM), limit // 2))
+    def _summary_room(
+        self, boundary: ContextBudget, limit: int, engine: SummaryEngine | None
+    ) -> int:
+        """Tokens the summary block may take.
+
+        ``summary_share`` of the trigger, plus one token per :data:`COVER_PER_TOKEN`
+        tokens the summary already covers (a summary of a long session has more to say),
+        up to ``summary_max_share`` of the trigger and an eighth of the summarizer's
+        window (:data:`SUMMARIZER_WINDOW_SHARE`: every call carries the summary in and out,
+        so a larger one would cost calls); at least :data:`MIN_SUMMARY_ROOM` (small windows
+        still get a usable summary), never more than half the history limit.
+        """
+        trigger = boundary.soft_trigger
+        base = math.floor(trigger * self.params.summary_share)
+        top = math.floor(trigger * self.params.summary_max_share)
+        window_of = getattr(self.summarizer, "input_window", None)
+        if callable(window_of):
+            top = min(top, int(window_of(engine, boundary.window) * SUMMARIZER_WINDOW_SHARE))
+        top = max(base, top)
+        grown = min(base + self.state.summarized_tokens // COVER_PER_TOKEN, top)
+        return max(1, min(max(grown, MIN_SUMMARY_ROOM), limit // 2))
 
     def _tail_cap(self, boundary: ContextBudget, limit: int, room: int) -> int:
         """Token bound on the verbatim tail for this request.

@@ -1,12 +1,17 @@
 """Before a summary is committed: its identifiers checked and repaired, its size held.
 
-:class:`IdentifierCheck` compares the identifiers of the folded messages and of the
-previous summary (an update must not lose what earlier summaries kept) with the new
-summary. In ``repair`` mode the summarizer is asked once more, with the missing
-identifiers listed and only the phrases they stood in; whatever is still missing is
-appended verbatim as a marked section — each identifier with the phrase it stood in —
-so no identifier is lost to a paraphrase. ``warn`` counts without repairing; ``off``
-skips the check.
+:class:`IdentifierCheck` compares the identifiers the new summary must keep — those the
+running summary already kept, and those of the newly folded messages — with the new
+summary. Each folded message's identifiers are extracted once, when the message is
+folded, with one ``extract([message])`` call; the running summary's are carried over as a
+set (never re-extracted), so a check costs work proportional to what it folds and to the
+identifiers it checks, never to the whole history.
+
+``repair`` (the default) appends whatever is missing as a marked section — each
+identifier with the phrase it stood in, what people said first and tool output last —
+with no model call. ``reask`` first asks the summarizer once more, with the missing
+identifiers listed and only the phrases they stood in, then appends what is still
+missing. ``warn`` counts without repairing; ``off`` skips the check.
 
 :class:`SummaryFit` keeps the summary block within the room the context manager sized
 the verbatim tail around, so what was folded is never cut by the final trim.
@@ -15,7 +20,8 @@ the verbatim tail around, so what was folded is never cut by the final trim.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from mas.runtime.context import DEFAULT_ESTIMATOR, TokenEstimator, shorten_middle
@@ -33,20 +39,34 @@ from .identifiers import missing_from
 SECTION_HEAD = "\n\n[Identifiers kept verbatim by the identifier check]\n"
 """Opens the section of identifiers the summarizer left out (appended in repair mode)."""
 
+CheckMode = Literal["repair", "reask", "warn", "off"]
+"""``identifier_check`` values: append (no call), re-ask then append, count only, none."""
+
+DEFAULT_FOLD_LIMIT = 200
+"""New identifiers checked per fold when the extractor states no ``max_identifiers``."""
+
+_RANK = {"user": 0, "assistant": 1, "system": 2}
+"""Which identifiers the section lists first: what people said, then the assistant, then
+earlier summaries; tool output (and anything else) last."""
+
+_KEPT = 2
+"""The rank of an identifier the running summary already kept (it came from there)."""
+
 
 @dataclass(frozen=True)
 class CheckResult:
     """What the check found and did for one summary.
 
-    :ivar text: the summary to commit (repaired when the mode is ``repair``).
-    :ivar identifiers: identifiers of the folded range that were checked.
+    :ivar text: the summary to commit (repaired when the mode is ``repair`` or ``reask``).
+    :ivar identifiers: identifiers checked (the running summary's and the folded range's).
     :ivar found: present in the summarizer's first summary.
     :ivar repaired: added by the re-ask.
-    :ivar appended: appended verbatim after the re-ask.
+    :ivar appended: appended verbatim.
     :ivar missing: still absent from ``text`` (0 in repair mode unless the room forced
         the section short; counted, never silent).
     :ivar llm_calls: model calls the re-ask made.
     :ivar reask_error: why the re-ask failed, when it did.
+    :ivar wanted: the identifiers checked, in order.
     """
 
     text: str
@@ -73,78 +93,124 @@ class CheckResult:
         }
 
 
-class IdentifierCheck:
-    """Checks (and in ``repair`` mode repairs) a summary against its folded identifiers."""
+@dataclass
+class FoldIdentifiers:
+    """The identifiers one fold must keep, in order, and the rank of where each was first
+    seen (0 user, 1 assistant, 2 system or the running summary, 3 tool output).
 
-    def __init__(
-        self, mode: Literal["repair", "warn", "off"], extractor: IdentifierExtractor
-    ) -> None:
+    :ivar wanted: the running summary's identifiers, then the folded messages' new ones.
+    :ivar rank: per identifier, its :data:`_RANK` (tool output and the rest: 3).
+    """
+
+    wanted: list[str] = field(default_factory=list)
+    rank: dict[str, int] = field(default_factory=dict)
+
+    def add(self, identifier: str, rank: int) -> bool:
+        """Add ``identifier`` if new; ``True`` when it was."""
+        if identifier in self.rank:
+            return False
+        self.rank[identifier] = rank
+        self.wanted.append(identifier)
+        return True
+
+
+class IdentifierCheck:
+    """Checks (and in ``repair`` / ``reask`` mode repairs) a summary against the
+    identifiers it must keep.
+
+    :param mode: the ``identifier_check`` param.
+    :param extractor: the bound identifier extractor, called once per folded message.
+    """
+
+    def __init__(self, mode: CheckMode, extractor: IdentifierExtractor) -> None:
         self.mode = mode
         self.extractor = extractor
+        # Per fold, the extractor's own bound (the standard one's ``max_identifiers``):
+        # it is now called once per message, so the fold applies it across messages.
+        limit = getattr(getattr(extractor, "params", None), "max_identifiers", None)
+        self.limit = limit if isinstance(limit, int) and limit > 0 else DEFAULT_FOLD_LIMIT
+        self._by_position: dict[int, list[str]] = {}
+
+    def identifiers(
+        self, folded: Sequence[Message], first: int, kept: Sequence[str]
+    ) -> FoldIdentifiers:
+        """What a summary of ``folded`` (absolute numbers from ``first``) must keep.
+
+        ``kept`` (the running summary's set) comes first; then each folded message's
+        identifiers, oldest first, up to :attr:`limit` new ones. A message is extracted
+        once: a failed compaction that folds it again reads the cached result.
+        """
+        fold = FoldIdentifiers()
+        for identifier in kept:
+            fold.add(identifier, _KEPT)
+        new = 0
+        for offset, message in enumerate(folded):
+            if new >= self.limit:
+                break
+            position = first + offset
+            found = self._by_position.get(position)
+            if found is None:
+                found = self._by_position[position] = self.extractor.extract([message])
+            rank = _RANK.get(str(message.get("role")), 3)
+            for identifier in found:
+                if new >= self.limit:
+                    break
+                new += fold.add(identifier, rank)
+        return fold
+
+    def forget_before(self, position: int) -> None:
+        """Drop the cached identifiers of messages numbered below ``position`` (folded)."""
+        if self._by_position and min(self._by_position) < position:
+            self._by_position = {p: v for p, v in self._by_position.items() if p >= position}
+
+    def of_summary(self, text: str) -> list[str]:
+        """A summary's identifiers, extracted from its text (a state saved before the
+        running set was kept, or a summary written while the check was off)."""
+        return self.extractor.extract([{"role": "system", "content": text}])
 
     def run(
         self,
-        folded: list[Message],
+        fold: FoldIdentifiers,
+        carriers: list[Message],
         text: str,
         request: SummaryRequest,
         summarizer: Summarizer,
         engine: SummaryEngine | None,
         section_room: int,
     ) -> CheckResult | None:
-        """Check ``text`` against ``folded``; ``None`` when the mode is ``off``.
+        """Check ``text`` against ``fold``; ``None`` when the mode is ``off``.
 
+        :param carriers: where the phrases come from: the previous summary (as a system
+            row, when there is one) and the folded messages, in order.
         :param section_room: tokens the appended section may take at most; identifiers
             that do not fit stay missing (and counted).
         """
         if self.mode == "off":
             return None
-        earlier = [{"role": "system", "content": request.previous_summary}]
-        wanted = self.extractor.extract(
-            [*earlier, *folded] if request.previous_summary else folded
-        )
+        wanted = fold.wanted
         missing = missing_from(text, wanted)
         found = len(wanted) - len(missing)
         if not missing or self.mode == "warn":
             return CheckResult(
                 text, len(wanted), found, missing=len(missing), wanted=tuple(wanted)
             )
-        carriers = [*earlier, *folded] if request.previous_summary else folded
-        text, still, calls, error = self._reask(
-            carriers, text, wanted, missing, request, summarizer, engine
-        )
+        phrase = _Phrases(carriers)
+        still, calls, error = missing, 0, None
+        if self.mode == "reask":
+            text, still, calls, error = self._reask(
+                phrase, text, wanted, missing, request, summarizer, engine
+            )
         repaired = len(missing) - len(still)
-        section, appended = self._section(carriers, still, section_room)
+        section, appended = _section(still, fold.rank, phrase, section_room)
         text += section
         return CheckResult(
             text, len(wanted), found, repaired=repaired, appended=appended, llm_calls=calls,
             reask_error=error, wanted=tuple(wanted),
         )
 
-    def _section(
-        self, carriers: list[Message], missing: list[str], room: int
-    ) -> tuple[str, int]:
-        """The marked section and how many it lists: what people said first, tool output
-        last, up to ``room`` tokens."""
-        rank = {"user": 0, "assistant": 1, "system": 2}
-        first: dict[str, int] = {}
-        for message in carriers:
-            for identifier in self.extractor.extract([message]):
-                first.setdefault(identifier, rank.get(str(message.get("role")), 3))
-        lines: list[str] = []
-        used = DEFAULT_ESTIMATOR.text(SECTION_HEAD)
-        phrase = _Phrases(carriers)
-        for identifier in sorted(missing, key=lambda i: first.get(i, 3)):
-            line = f"- {identifier}: {phrase(identifier)}"
-            cost = DEFAULT_ESTIMATOR.text(line) + 1
-            if used + cost > room:
-                continue
-            lines.append(line)
-            used += cost
-        return (SECTION_HEAD + "\n".join(lines) if lines else "", len(lines))
-
     def _reask(
         self,
-        folded: list[Message],
+        phrase: _Phrases,
         text: str,
         wanted: list[str],
         missing: list[str],
@@ -156,9 +222,7 @@ class IdentifierCheck:
         (from the folded messages or the earlier summary); kept if it leaves fewer out."""
         # Only the phrases the missing identifiers stood in: a 60k-character tool result
         # that mentions one code costs the re-ask one sentence, not the whole result.
-        sources: list[Message] = [
-            {"role": "user", "content": "\n".join(map(_Phrases(folded), missing))}
-        ]
+        sources: list[Message] = [{"role": "user", "content": "\n".join(map(phrase, missing))}]
         again = replace(
             request, messages=sources, previous_summary=text, must_include=tuple(missing)
         )
@@ -172,6 +236,25 @@ class IdentifierCheck:
         if len(still) < len(missing):
             return result.text, still, result.llm_calls, None
         return text, missing, result.llm_calls, None
+
+
+def _section(
+    missing: list[str], rank: dict[str, int], phrase: _Phrases, room: int
+) -> tuple[str, int]:
+    """The marked section and how many it lists: what people said first, tool output
+    last, up to ``room`` tokens."""
+    lines: list[str] = []
+    used = DEFAULT_ESTIMATOR.text(SECTION_HEAD)
+    for identifier in sorted(missing, key=lambda i: rank.get(i, 3)):
+        if used + DEFAULT_ESTIMATOR.text(f"- {identifier}: ") + 1 > room:
+            continue  # no phrase could fit: none is looked up (the room fills early)
+        line = f"- {identifier}: {phrase(identifier)}"
+        cost = DEFAULT_ESTIMATOR.text(line) + 1
+        if used + cost > room:
+            continue
+        lines.append(line)
+        used += cost
+    return (SECTION_HEAD + "\n".join(lines) if lines else "", len(lines))
 
 
 PHRASE_CHARS = 120
@@ -192,6 +275,7 @@ class _Phrases:
     def __init__(self, messages: list[Message]) -> None:
         self._texts = [m["content"] for m in messages if isinstance(m.get("content"), str)]
         self._sentences: dict[int, list[str]] = {}
+        self._folded: dict[tuple[int, int], str] = {}
 
     def __call__(self, identifier: str) -> str:
         """The phrase for ``identifier`` (the identifier itself where none holds it)."""
@@ -201,9 +285,15 @@ class _Phrases:
             sentences = self._sentences.get(index)
             if sentences is None:
                 sentences = self._sentences[index] = _SENTENCE_END.split(content)
-            for sentence in sentences:
+            for number, sentence in enumerate(sentences):
                 if identifier in sentence:
-                    sentence = " ".join(sentence.split()).removeprefix("- ")
+                    # White space folded once per sentence: one 60k-character tool result
+                    # is often a single "sentence" holding hundreds of identifiers.
+                    key = (index, number)
+                    folded = self._folded.get(key)
+                    if folded is None:
+                        folded = self._folded[key] = " ".join(sentence.split())
+                    sentence = folded.removeprefix("- ")
                     if len(sentence) <= PHRASE_CHARS:
                         return sentence
                     at = max(0, sentence.index(identifier) - PHRASE_CHARS // 3)

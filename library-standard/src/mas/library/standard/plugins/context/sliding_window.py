@@ -6,6 +6,7 @@ turn is always kept. Skill blocks in the dropped turns stay as retained system r
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
@@ -65,13 +66,17 @@ class SlidingWindowContextManager(FoldingManager):
             cut = starts[-self.params.keep_turns]
         limit = self._token_limit(budget)
         if limit is not None and starts:
-            rows = self.rows().total
-            fits = (
-                s
-                for s in starts
-                if s >= cut and rows + history.tokens_between(s, history.end) <= limit
-            )
-            cut = next(fits, starts[-1])  # the newest turn stays even when it alone is over
+            # What a start keeps only shrinks as the start moves on: bisect for the first
+            # that fits (O(log² n) on the prefix sums, not a walk over every turn).
+            room = limit - self.rows().total
+            lo, hi = bisect_left(starts, cut), len(starts)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if history.tokens_between(starts[mid], history.end) <= room:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            cut = starts[min(lo, len(starts) - 1)]  # the newest turn stays even when over
         if cut > start:
             self.fold(history, cut, summary=None)
             self.state.compactions += 1

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -56,6 +58,22 @@ MIN_PROVIDER_SCALE = 0.5
 
 MIN_SHARE = 0.05
 """A backlog over ``max_calls`` is shortened to no less than this share of each message."""
+
+
+@dataclass(frozen=True)
+class Packing:
+    """How a fold fills the ``llm`` summarizer's calls (standalone requests).
+
+    :ivar calls: calls the fold needs.
+    :ivar room: tokens of folded turns one call takes.
+    :ivar used: tokens its last call holds.
+    :ivar cost: what one more message would add to a call.
+    """
+
+    calls: int
+    room: int
+    used: int
+    cost: Callable[[Message], int]
 
 
 class LlmParams(BaseModel):
@@ -139,17 +157,8 @@ class LlmSummarizer:
         """Summarize ``request.messages`` into an updated running summary."""
         if engine is None:
             raise SummarizerError("no_engine", "the llm summarizer needs an engine to call")
-        window = self._request_window(engine, request)
-        # The summary's own room: the cap, never more than a quarter of the window, nor
-        # more than the context manager has room for.
-        out = min(self.params.max_summary_tokens or window, window // 4)
-        if request.max_summary_tokens is not None:
-            out = max(1, min(out, request.max_summary_tokens))
+        out, limit = self._sizes(request, engine)
         self._must_include = _must_include(request.must_include)
-        # Requests are built with the plain estimate; the provider may count more (digits,
-        # another tokenizer): the room is divided by what the engine expects it to count.
-        limit = int((window - out - int(INPUT_MARGIN_RATIO * window))
-                    / self._provider_scale(engine, request.messages))
         calls: list[tuple[list[Message], list[dict[str, Any]] | None]] = []
         if self.params.request_mode == "replay":
             replay = self._replay(request)
@@ -172,24 +181,57 @@ class LlmSummarizer:
         return SummaryResult(summary, self.model, self.model_source, count, usage,
                              unread_messages=unread)
 
-    def _request_window(self, engine: SummaryEngine, request: SummaryRequest) -> int:
+    def packing(self, request: SummaryRequest, engine: SummaryEngine | None) -> Packing | None:
+        """How ``request`` would fill this summarizer's calls, without calling; ``None``
+        when that is not known in advance (no engine, replay mode, or a backlog over
+        ``max_calls`` that would be shortened)."""
+        if engine is None or self.params.request_mode == "replay":
+            return None
+        out, limit = self._sizes(request, engine)
+        room = self._chunk_room(request.previous_summary, limit, out)
+        used, calls = 0, 1
+        for message in request.messages:
+            tokens = self._cost(message, room)
+            if used and used + tokens > room:
+                calls, used = calls + 1, 0
+                if calls > self.params.max_calls:
+                    return None  # known without reading the rest of a cold backlog
+            used += tokens
+        return Packing(calls, room, used, lambda message: self._cost(message, room))
+
+    def _sizes(self, request: SummaryRequest, engine: SummaryEngine) -> tuple[int, int]:
+        """``(out, limit)``: the summary's output room and the input tokens one call takes."""
+        window = self.input_window(engine, request.window)
+        # The summary's own room: the cap, never more than a quarter of the window, nor
+        # more than the context manager has room for.
+        out = min(self.params.max_summary_tokens or window, window // 4)
+        if request.max_summary_tokens is not None:
+            out = max(1, min(out, request.max_summary_tokens))
+        # Requests are built with the plain estimate; the provider may count more (digits,
+        # another tokenizer): the room is divided by what the engine expects it to count.
+        limit = int((window - out - int(INPUT_MARGIN_RATIO * window))
+                    / self._provider_scale(engine, request.messages))
+        return out, limit
+
+    def input_window(self, engine: SummaryEngine | None, agent_window: int | None) -> int:
         """The summarizer model's window: ``context_window``, then what the engine knows
         of the model (its row, Infra, the catalog), then the resolved one; a summarizer
-        that inherits the turn model takes the agent's window, which arrives with the
-        request."""
+        that inherits the turn model takes the agent's window (``agent_window``)."""
         if self.params.context_window is not None:
             return self.params.context_window
         if self.model_source != "agent" and isinstance(engine, SizingEngine):
             known = engine.window_for(self.model, "summary")
             if known is not None:
                 return known
-        return self.window or request.window or DEFAULT_WINDOW
+        return self.window or agent_window or DEFAULT_WINDOW
 
     def _provider_scale(self, engine: SummaryEngine, messages: list[Message]) -> float:
         """Tokens the engine expects the provider to count per estimated token of
         ``messages`` (1.0 for an engine that cannot say)."""
+        if not isinstance(engine, SizingEngine):
+            return 1.0  # before estimating: a cold backlog is 10,000 messages
         plain = DEFAULT_ESTIMATOR.messages(messages)
-        if not isinstance(engine, SizingEngine) or plain <= 0:
+        if plain <= 0:
             return 1.0
         # Floored so that a degenerate estimate cannot blow the chunks up past the window.
         return max(MIN_PROVIDER_SCALE,
@@ -286,21 +328,31 @@ class LlmSummarizer:
         self, messages: list[Message], previous: str | None, limit: int, out: int
     ) -> list[list[Message]]:
         """Split ``messages`` into runs whose standalone request fits ``limit`` tokens."""
-        # Prompt, framing, and the running summary that later chunks carry as input.
-        fixed = DEFAULT_ESTIMATOR.text(self.update_instructions) + 64
-        fixed += max(DEFAULT_ESTIMATOR.text(previous or ""), out)
-        room = max(256, limit - fixed)
+        room = self._chunk_room(previous, limit, out)
         chunks: list[list[Message]] = [[]]
         used = 0
         for message in messages:
             item = _fit(message, room)
-            tokens = DEFAULT_ESTIMATOR.text(_turns_json([item]))
+            tokens = self._cost(message, room)
             if chunks[-1] and used + tokens > room:
                 chunks.append([])
                 used = 0
             chunks[-1].append(item)
             used += tokens
         return [c for c in chunks if c] or [[]]
+
+
+    def _chunk_room(self, previous: str | None, limit: int, out: int) -> int:
+        """Tokens of folded turns one call takes once its prompt, framing and the running
+        summary (which later chunks carry as input) are counted."""
+        fixed = DEFAULT_ESTIMATOR.text(self.update_instructions) + 64
+        fixed += max(DEFAULT_ESTIMATOR.text(previous or ""), out)
+        return max(256, limit - fixed)
+
+    @staticmethod
+    def _cost(message: Message, room: int) -> int:
+        """What ``message`` adds to a call whose turns may take ``room`` tokens."""
+        return DEFAULT_ESTIMATOR.text(_turns_json([_fit(message, room)]))
 
 
 def _must_include(identifiers: tuple[str, ...]) -> str:

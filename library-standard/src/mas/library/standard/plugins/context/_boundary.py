@@ -1,0 +1,85 @@
+"""Where ``summarising`` folds: at the turn boundary, deep enough (issue 22, DESIGN §13).
+
+A fold at a turn boundary leaves room for what the turn will add in flight — learned
+from the peak working memory of the recent turns — so that tool results arriving
+mid-turn rarely force a second fold; mid-turn folds stay possible (nothing is cut) and
+are counted. Where one summarizer call holds less than the agent's history, a fold
+takes the next whole turns that still fit its last call, so no call goes half empty.
+"""
+
+from __future__ import annotations
+
+from mas.runtime.context import ContextBudget, History, mask_skills
+from mas.runtime.protocols import SummaryEngine, SummaryRequest
+
+from ._compaction import Compacting
+from .identifier_check import SummaryFit
+from .summarizer import Packing
+
+INFLIGHT_TURNS = 8
+"""Recent turns whose in-flight peak (working memory) a boundary fold leaves room for."""
+
+
+class BoundaryFolding(Compacting):
+    """The in-flight learning and fold packing of ``summarising`` (a base class)."""
+
+    def _track_inflight(self, history: History, working_memory: int) -> None:
+        """Learn how much a turn grows in flight: the peak working memory of each turn.
+
+        A turn ends when committed history grows; its peak joins the last
+        :data:`INFLIGHT_TURNS` peaks, whose largest a fold leaves room for.
+        """
+        st = self.state
+        if history.end != st.turn_end:
+            if st.turn_end or st.turn_peak:  # not before the first turn
+                st.inflight_peaks = [*st.inflight_peaks[1 - INFLIGHT_TURNS :], st.turn_peak]
+            st.turn_end, st.turn_peak = history.end, 0
+        st.turn_peak = max(st.turn_peak, working_memory)
+
+    def _space(self, limit: int, working_memory: int) -> int:
+        """What history may hold so that the rest of this turn fits: ``limit`` less the
+        in-flight growth still expected (the largest recent peak less what is already in
+        flight), never under half of ``limit``."""
+        expected = max(self.state.inflight_peaks, default=0)
+        return max(limit - max(0, expected - working_memory), limit // 2)
+
+    def _packed(
+        self,
+        history: History,
+        start: int,
+        end: int,
+        budget: ContextBudget,
+        room: int,
+        engine: SummaryEngine | None,
+    ) -> int:
+        """``end`` moved past the next whole turns that fit the summarizer's last call.
+
+        The calls a fold makes are what it costs; a fold whose last call is half empty
+        would leave those turns for a call of their own later, so the fold takes them
+        now — the newest committed turn too, when it fits. Unchanged when the summarizer
+        cannot say how it packs (``packing``) or one of its calls holds the whole history
+        limit.
+        """
+        packing_of = getattr(self.summarizer, "packing", None)
+        if not callable(packing_of):
+            return end
+        request = SummaryRequest(
+            messages=[mask_skills(m) for m in history.originals(start, end)],
+            previous_summary=self.state.summary,
+            window=budget.window,
+            max_summary_tokens=SummaryFit(room=room, limit=budget.history_hard_limit)
+            .text_room(self.estimator),
+        )
+        packing = packing_of(request, engine)
+        # Only where one summarizer call holds less than the agent's history: there the
+        # calls, not the folds, are the cost. A larger summarizer window folds as usual,
+        # so the verbatim tail keeps its recent turns.
+        if not isinstance(packing, Packing) or packing.room >= budget.history_hard_limit:
+            return end
+        used = packing.used
+        for stop in [*history.turn_starts(end + 1), history.end]:
+            used += sum(packing.cost(mask_skills(m)) for m in history.originals(end, stop))
+            if used > packing.room:
+                break
+            end = stop
+        return end
