@@ -37,7 +37,7 @@ def _series(path: Path) -> list[str]:
 
 def test_each_plot_exists_is_substantial_and_has_one_series_per_flavour(report_run: Path) -> None:
     flavours = ["summarising", "sliding_window", "stack"]
-    for name in ("score_vs_cost.svg", "context_fill.svg", "distribution_ProbeRecall.svg",
+    for name in ("pareto.svg", "context_fill.svg", "distribution_ProbeRecall.svg",
                  "distribution_FactRecall.svg", "distribution_PromptTokens.svg",
                  "summarizer_calls.svg"):
         path = report_run / "plots" / name
@@ -45,16 +45,20 @@ def test_each_plot_exists_is_substantial_and_has_one_series_per_flavour(report_r
         assert _series(path) == flavours, name
 
 
-def test_context_fill_draws_every_session_and_the_trigger(report_run: Path) -> None:
+def test_context_fill_draws_a_median_and_quartile_band_per_flavour_and_the_trigger(
+        report_run: Path) -> None:
     tree = ET.parse(report_run / "plots" / "context_fill.svg")
     groups = {g.get("data-series"): g for g in tree.iter(f"{SVG}g") if g.get("class") == "series"}
-    # every session of every flavour is a line: two items each
-    lines = {name: [p for p in g.iter(f"{SVG}polyline") if p.get("class") == "segment"]
-             for name, g in groups.items()}
-    assert {name: len(found) for name, found in lines.items()} == {
-        "summarising": 2, "sliding_window": 2, "stack": 2}
-    # the longer item has one point per turn (12 turns)
-    assert max(len(p.get("points").split()) for p in lines["stack"]) == 12
+    # one median line and one band per flavour, not a line per session
+    for name, g in groups.items():
+        medians = [p for p in g.iter(f"{SVG}polyline") if p.get("class") == "median"]
+        bands = [p for p in g.iter(f"{SVG}polygon") if p.get("class") == "band"]
+        assert len(medians) == 1 and len(bands) == 1, name
+    # the longer item has one point per turn (12 turns): the median reaches turn 12
+    stack = next(p for p in groups["stack"].iter(f"{SVG}polyline") if p.get("class") == "median")
+    assert len(stack.get("points").split()) == 12
+    title = next(tree.iter(f"{SVG}title")).text
+    assert title.startswith("Context fill per turn: median and quartile band of 2 sessions")
     rings = [c for c in groups["summarising"].iter(f"{SVG}circle") if c.get("class") == "marker"]
     assert rings and not [c for c in groups["stack"].iter(f"{SVG}circle") if c.get("class") == "marker"]
     references = [g.get("data-reference") for g in tree.iter(f"{SVG}g") if g.get("class") == "reference"]
@@ -63,8 +67,8 @@ def test_context_fill_draws_every_session_and_the_trigger(report_run: Path) -> N
     assert references[1].startswith("hard request budget ~")
 
 
-def test_headline_axis_is_the_share_range_and_cost_starts_at_zero(report_run: Path) -> None:
-    tree = ET.parse(report_run / "plots" / "score_vs_cost.svg")
+def test_headline_axis_is_the_share_range_and_tokens_start_at_zero(report_run: Path) -> None:
+    tree = ET.parse(report_run / "plots" / "pareto.svg")
     labels = [t.text for t in tree.iter(f"{SVG}text")]
     assert labels[0].startswith("ProbeRecall against prompt tokens")
     ticks = [float(t) for t in labels if t and re.fullmatch(r"-?[0-9.]+", t)]
@@ -167,3 +171,31 @@ def test_a_re_rendered_report_still_names_each_flavours_configuration(
     assert "<td>summarising</td><td>summarising</td>" in html
     assert "summary_threshold: 400" in html and "offline/default" in html
     assert "the sessions&#x27; transcript.json" in html
+
+
+def test_each_row_says_the_way_its_metric_declares_and_claims_default_to_it() -> None:
+    from mas.library.lab.report.table import better
+
+    entry = {"mean": 0.5, "low": 0.4, "high": 0.6, "n": 8, "method": "bootstrap"}
+    results: dict[str, Any] = {"metrics": {"a": {"ToolErrorRate": entry, "Compactions": entry,
+                                                 "FactRecall": entry, "PromptTokens": entry}},
+                               "better": {"ToolErrorRate": "lower", "Compactions": "neither"}}
+    assert better("ToolErrorRate", results) == "lower"
+    assert better("Compactions", results) == "-"
+    assert better("FactRecall", results) == "higher"
+    assert better("PromptTokens", results) == "lower"  # an old results.json: the lab's own way
+    estimates = {"a": {"E": Estimate(0.1, 0.05, 0.15, 8)}, "b": {"E": Estimate(0.3, 0.2, 0.4, 8)}}
+    claim = check_claim(Claim(metric="E", better="a", than="b"), estimates, better={"E": "lower"})
+    assert claim["direction"] == "lower" and claim["holds"] and claim["clear"]
+    neither = check_claim(Claim(metric="E", better="a", than="b"), estimates,
+                          better={"E": "neither"})
+    assert neither["holds"] is None and "no better direction" in neither["text"]
+
+
+def test_a_bootstrap_too_small_to_stand_says_so_instead_of_a_zero_width_interval() -> None:
+    assert cell({"mean": 0.667, "low": 0.667, "high": 0.667, "n": 3, "method": "bootstrap"}) \
+        == "0.667 (n=3: too few for an interval)"
+    assert cell({"mean": 2.0, "low": 2.0, "high": 2.0, "n": 9, "method": "bootstrap"}) \
+        == "2 (all 9 equal: no spread to bound)"
+    assert cell({"mean": 0.5, "low": 0.2, "high": 0.8, "n": 4, "method": "wilson"}) \
+        == "0.5 [0.2, 0.8]"
