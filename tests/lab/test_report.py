@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -199,3 +200,109 @@ def test_a_bootstrap_too_small_to_stand_says_so_instead_of_a_zero_width_interval
         == "2 (all 9 equal: no spread to bound)"
     assert cell({"mean": 0.5, "low": 0.2, "high": 0.8, "n": 4, "method": "wilson"}) \
         == "0.5 [0.2, 0.8]"
+
+
+def _results(values: dict[str, dict[str, list[float]]], *, degraded: str | None = None,
+             better: dict[str, str] | None = None) -> dict[str, Any]:
+    """A results.json document from per-session values (sessions i0, i1, ...)."""
+    from mas.library.lab.stats import stable_seed
+
+    flavours = list(values)
+    return {
+        "flavours": flavours, "better": better or {},
+        "sessions": {f: {"total": 8, "failed": 0} for f in flavours},
+        "degradation": {f: {"sessions": 2 if f == degraded else 0, "counts": {}} for f in flavours},
+        "metrics": {f: {m: estimate(v, seed=stable_seed(0, f, m), resamples=500).to_json()
+                        for m, v in per.items()} for f, per in values.items()},
+        "samples": {f: {m: {f"i{i}#0": x for i, x in enumerate(v)} for m, v in per.items()}
+                    for f, per in values.items()},
+        "methods": {"seed": 0, "resamples": 500},
+    }
+
+
+def test_the_result_names_the_best_flavour_and_whether_the_pairs_separate_it() -> None:
+    from mas.library.lab.report.result import findings
+
+    results = _results({
+        "a": {"ProbeRecall": [0.9, 0.8, 1.0, 0.9, 0.8, 1.0, 0.9, 0.9],
+              "PromptTokens": [900, 950, 1000, 920, 980, 940, 960, 990]},
+        "b": {"ProbeRecall": [0.2, 0.3, 0.1, 0.2, 0.3, 0.2, 0.1, 0.2],
+              "PromptTokens": [910, 940, 1010, 930, 970, 950, 955, 985]},
+        "c": {"ProbeRecall": [0.85, 0.8, 0.95, 0.9, 0.85, 0.9, 0.95, 0.8],
+              "PromptTokens": [2000, 2100, 1900, 2050, 1950, 2000, 2020, 1980]}}, degraded="c")
+    found = {f.metric: f for f in findings(results)}
+    recall = found["ProbeRecall"]
+    assert (recall.best, recall.runner_up) == ("a", "c")
+    assert not recall.separated  # c is degraded: never a result
+    assert "Degraded: c (2 of 8 sessions)" in recall.text
+    tokens = found["PromptTokens"]
+    assert tokens.direction == "lower" and tokens.best in ("a", "b") and not tokens.separated
+    assert "does not separate it from" in tokens.text and "sign test p=" in tokens.text
+    assert "does not separate it from c" in recall.text  # 0.9 vs 0.875: close, and degraded
+    two = {**results, "flavours": ["a", "b"], "degradation": {}}
+    clean = {f.metric: f for f in findings(two)}
+    assert clean["ProbeRecall"].separated
+    assert "the paired difference separates it from b" in clean["ProbeRecall"].text
+
+
+def test_three_pairs_are_said_to_be_too_few_to_separate_anything() -> None:
+    from mas.library.lab.report.result import findings
+
+    results = _results({"a": {"FactRecall": [0.6, 0.7, 0.8]},
+                        "b": {"FactRecall": [0.1, 0.2, 0.3]}})
+    (finding,) = findings(results)
+    assert not finding.separated and "only 3 paired sessions, too few" in finding.text
+
+
+def test_the_pareto_front_keeps_the_flavours_no_other_beats_on_both() -> None:
+    from mas.library.lab.report.plots import pareto_front
+
+    points = {"cheap_bad": (100.0, 0.2), "dear_good": (900.0, 0.9), "dominated": (950.0, 0.5),
+              "middle": (400.0, 0.7), "twin": (400.0, 0.7)}
+    assert pareto_front(points) == ["cheap_bad", "middle", "twin", "dear_good"]
+
+
+def test_the_pareto_plot_has_intervals_both_ways_the_front_and_degraded_marked() -> None:
+    from mas.library.lab.report.plots import pareto_plot
+
+    results = _results({
+        "a": {"ProbeRecall": [0.9, 0.8, 1.0, 0.9, 0.7], "PromptTokens": [900, 950, 990, 920, 980]},
+        "b": {"ProbeRecall": [0.2, 0.3, 0.1, 0.2, 0.4], "PromptTokens": [400, 440, 410, 430, 420]},
+        "c": {"ProbeRecall": [0.1, 0.2, 0.1, 0.3, 0.2], "PromptTokens": [2000, 2100, 1900, 2050,
+                                                                         1950]}})
+    svg = pareto_plot(results, degraded={"c"})
+    assert svg is not None
+    root = ET.fromstring(svg)
+    groups = {g.get("data-series"): g for g in root.iter(f"{SVG}g") if g.get("class") == "series"}
+    for name, g in groups.items():
+        kinds = [line.get("class") for line in g.iter(f"{SVG}line")]
+        assert kinds.count("error") == 1 and kinds.count("x-error") == 1, name
+    assert groups["c"].get("data-degraded") == "true" and groups["a"].get("data-degraded") is None
+    (front,) = [g for g in root.iter(f"{SVG}g") if g.get("class") == "pareto"]
+    assert len(next(front.iter(f"{SVG}polyline")).get("points").split()) == 3  # b, step, a
+    assert "(degraded)" in [t.text for t in root.iter(f"{SVG}text")]
+
+
+def test_the_report_opens_with_the_result_and_lists_the_plugins_it_used(report_run: Path) -> None:
+    html = (report_run / "report.html").read_text()
+    assert html.index("id='result'") < html.index("id='results'")  # the result before the table
+    assert "<li class='finding" in html and "id='pareto.svg'" in html
+    info = json.loads((report_run / "run.json").read_text())
+    used = {(p["kind"], p["type"]): p for p in info["plugins"]}
+    assert used[("context_manager", "summarising")]["distribution"] == "mas-library-standard"
+    assert used[("lab_step", "report")]["distribution"] == "mas-library-lab"
+    assert ("eval_metric", "fact_recall") in used or ("eval_metric", "probe_recall") in used \
+        or any(kind == "eval_metric" for kind, _ in used)
+    assert "id='plugins'" in html and "mas-library-standard" in html
+    # without the kernel's timeline module the report says so and links no page
+    assert "No session timeline pages" in html and "timeline.html" not in html
+
+
+def test_the_flavour_table_shows_what_each_flavour_changes(report_run: Path) -> None:
+    html = (report_run / "report.html").read_text()
+    table = html[html.index("id='flavours'"):html.index("id='plugins'")]
+    assert "changes from the base agent" in table
+    rows = re.findall(r"<tr><td>(\w+)</td><td>[^<]*</td><td class='params'>(.*?)</td>", table)
+    changed = dict(rows)
+    assert set(changed) == {"summarising", "sliding_window", "stack"}
+    assert all(len(value.split("<br>")) < 8 for value in changed.values()), changed

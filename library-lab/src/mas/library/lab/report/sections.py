@@ -22,8 +22,9 @@ kernel and what it computes with)."""
 class FlavourInfo:
     """What a flavour ran with: strategy, params, models and where each model came from.
 
-    :ivar base: the base agent's context manager type and params (defaults filled in), when
-        known; the flavour table then shows only what the flavour changes.
+    :ivar base: the base agent's context manager type and the params the flavour's are
+        compared with (the base agent's, or the defaults of the flavour's own type when it
+        switches strategy), when known; the flavour table then shows only what it changes.
     """
 
     name: str
@@ -65,11 +66,12 @@ def changes(flavour: FlavourInfo, shared: set[str]) -> list[str]:
     lines = _params(flavour.params)
     if flavour.base is None:
         return [line for line in lines if line not in shared]
-    base_type, base_params = flavour.base
+    base_type, compared = flavour.base
+    kept = set(_params(compared))
+    changed = [line for line in lines if line not in kept]
     if base_type != flavour.context_manager:
-        return [f"context manager: {base_type} → {flavour.context_manager}", *lines]
-    kept = set(_params(base_params))
-    return [line for line in lines if line not in kept]
+        return [f"context manager: {base_type} → {flavour.context_manager}", *changed]
+    return changed
 
 
 def flavours_section(flavours: list[FlavourInfo], versions: dict[str, str],

@@ -46,7 +46,7 @@ def flavour_infos(ctx: StepContext, trajectories: list[dict[str, Any]]) -> list[
     for flavour in ctx.experiment.flavours:
         agent = flavour.agent
         summarizer = agent.summarizer_model
-        found.append(FlavourInfo(base=base,
+        found.append(FlavourInfo(base=_compared_with(ctx, base, agent.binding.type),
             name=flavour.name, context_manager=agent.binding.type,
             params=agent.params.model_dump(mode="json"), turn_model=agent.turn_model.model,
             turn_model_source=agent.turn_model.source,
@@ -68,6 +68,19 @@ def _base_binding(ctx: StepContext) -> tuple[str, dict[str, Any]] | None:
     except (MasError, ValidationError):
         return None
     return binding.type, params.model_dump(mode="json")
+
+
+def _compared_with(ctx: StepContext, base: tuple[str, dict[str, Any]] | None,
+                   kind: str) -> tuple[str, dict[str, Any]] | None:
+    """What a flavour of context manager ``kind`` is shown against: the base agent's params,
+    or, when the flavour switches strategy, the defaults of its own (``None``: unknown)."""
+    if base is None or base[0] == kind:
+        return base
+    try:
+        defaults = ctx.runtime.registries.context_manager.get(kind).validate_params({})
+    except (MasError, ValidationError):
+        return None
+    return base[0], defaults.model_dump(mode="json")
 
 
 def _stored_flavour(ctx: StepContext, flavour: str,
