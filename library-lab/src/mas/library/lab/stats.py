@@ -70,7 +70,7 @@ class Estimate:
         if self.n < MIN_BOOTSTRAP_N:
             return f"n={self.n}: too few for an interval"
         if self.low == self.high:
-            return f"all {self.n} equal: no spread to bound"
+            return f"all {self.n} equal"
         return None
 
     def overlaps(self, other: Estimate) -> bool:

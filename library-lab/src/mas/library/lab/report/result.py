@@ -88,8 +88,9 @@ def findings(results: dict[str, Any]) -> list[Finding]:
             continue
         runner = ranked[1]
         other = format_value(estimates[runner][metric].mean)
-        record = check_claim(Claim(metric=metric, better=best, than=runner, direction=way),
-                             estimates, samples, seed=seed, resamples=resamples)
+        # No direction given: the claim takes the metric's own, as a stated claim would.
+        record = check_claim(Claim(metric=metric, better=best, than=runner), estimates, samples,
+                             seed=seed, resamples=resamples, better=ways)
         if not record.get("holds"):
             text = f"{label} ({way} is better): {best} and {runner} tie at {mean}."
             found.append(Finding(metric, way, best, runner, False, text + tail, named))

@@ -176,8 +176,8 @@ def line_chart(title: str, x_label: str, y_label: str, series: list[Series], *,
         for x, y in front[1:]:
             steps.extend([(x, steps[-1][1]), (x, y)])
         path = " ".join(f"{frame.x(x):.1f},{frame.y(y):.1f}" for x, y in steps)
-        body.append(f'<g class="pareto"><polyline fill="none" stroke="#555" '
-                    f'stroke-dasharray="4 3" stroke-width="1.2" points="{path}"/></g>')
+        body.append(f'<g class="pareto"><polyline fill="none" stroke="#222" '
+                    f'stroke-dasharray="5 3" stroke-width="2" points="{path}"/></g>')
     legend = []
     for i, s in enumerate(series):
         color = PALETTE[i % len(PALETTE)]
