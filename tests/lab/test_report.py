@@ -59,7 +59,8 @@ def test_context_fill_draws_a_median_and_quartile_band_per_flavour_and_the_trigg
     stack = next(p for p in groups["stack"].iter(f"{SVG}polyline") if p.get("class") == "median")
     assert len(stack.get("points").split()) == 12
     title = next(tree.iter(f"{SVG}title")).text
-    assert title.startswith("Context fill per turn: median and quartile band of 2 sessions")
+    assert title.startswith("Context fill per turn: median and quartile band over the sessions")
+    assert "(2 per flavour;" in title
     rings = [c for c in groups["summarising"].iter(f"{SVG}circle") if c.get("class") == "marker"]
     assert rings and not [c for c in groups["stack"].iter(f"{SVG}circle") if c.get("class") == "marker"]
     references = [g.get("data-reference") for g in tree.iter(f"{SVG}g") if g.get("class") == "reference"]
@@ -291,6 +292,7 @@ def test_the_report_opens_with_the_result_and_lists_the_plugins_it_used(report_r
     used = {(p["kind"], p["type"]): p for p in info["plugins"]}
     assert used[("context_manager", "summarising")]["distribution"] == "mas-library-standard"
     assert used[("lab_step", "report")]["distribution"] == "mas-library-lab"
+    assert used[("model_provider", "offline")]["distribution"] == "mas-library-standard"
     assert ("eval_metric", "fact_recall") in used or ("eval_metric", "probe_recall") in used \
         or any(kind == "eval_metric" for kind, _ in used)
     assert "id='plugins'" in html and "mas-library-standard" in html
@@ -306,3 +308,26 @@ def test_the_flavour_table_shows_what_each_flavour_changes(report_run: Path) -> 
     changed = dict(rows)
     assert set(changed) == {"summarising", "sliding_window", "stack"}
     assert all(len(value.split("<br>")) < 8 for value in changed.values()), changed
+
+
+def test_timeline_pages_are_written_per_session_and_each_failure_is_named(tmp_path: Path) -> None:
+    from mas.library.lab.report.timeline import write_timelines
+    from mas.runtime.errors import MasError
+
+    for folder in ("sessions/a/i/run-0", "sessions/a/j/run-0"):
+        (tmp_path / folder).mkdir(parents=True)
+
+    def writer(run_dir: Path, out: Path | None) -> Path:
+        if run_dir.parent.name == "j":
+            raise MasError(f"{run_dir}: no events.jsonl")
+        assert out is not None
+        out.write_text("<html></html>")
+        return out
+
+    links, note = write_timelines(tmp_path, ["sessions/a/i/run-0", "sessions/a/j/run-0"], writer)
+    assert links == {"sessions/a/i/run-0": "sessions/a/i/run-0/timeline.html"}
+    assert (tmp_path / "sessions/a/i/run-0/timeline.html").is_file()
+    assert note is not None and note.startswith("1 of 2 session timeline page(s) could not be")
+    assert "sessions/a/j/run-0 (MasError:" in note
+    none, why = write_timelines(tmp_path, ["sessions/a/i/run-0"], None)
+    assert none == {} and why is not None and "no mas.runtime.timeline" in why

@@ -92,9 +92,10 @@ def context_fill_plot(trajectories: list[dict[str, Any]], flavours: list[str],
         references.append((f"hard request budget ~{budgets.most_common(1)[0][0]:,}",
                            float(budgets.most_common(1)[0][0])))
     each = f"{counts[0]}" if len(set(counts)) == 1 else f"{min(counts)}-{max(counts)}"
-    return line_chart(f"Context fill per turn: median and quartile band of {each} sessions per "
-                      "flavour (rings: compactions)", "user turn", "estimated request tokens",
-                      series, references=references)
+    # Sessions differ in length: each turn's median is over the sessions that reached it.
+    return line_chart(f"Context fill per turn: median and quartile band over the sessions "
+                      f"reaching each turn ({each} per flavour; rings: compactions)", "user turn",
+                      "estimated request tokens", series, references=references)
 
 
 def score_metric(results: dict[str, Any]) -> str | None:

@@ -60,9 +60,18 @@ def _params(params: dict[str, Any], prefix: str = "") -> list[str]:
     return lines
 
 
+def shared_lines(flavours: list[FlavourInfo]) -> dict[str, set[str]]:
+    """Context manager -> the param lines every flavour of it shares (for two or more)."""
+    by_type: dict[str, list[set[str]]] = {}
+    for f in flavours:
+        by_type.setdefault(f.context_manager, []).append(set(_params(f.params)))
+    return {kind: set.intersection(*lines) for kind, lines in by_type.items() if len(lines) > 1}
+
+
 def changes(flavour: FlavourInfo, shared: set[str]) -> list[str]:
     """The ``a.b: value`` lines ``flavour`` changes from its base (or, with no base known,
-    the lines not ``shared`` by every flavour); a new context manager is its first line."""
+    the lines not ``shared`` by the flavours of its context manager); a new context manager
+    is its first line."""
     lines = _params(flavour.params)
     if flavour.base is None:
         return [line for line in lines if line not in shared]
@@ -82,13 +91,13 @@ def flavours_section(flavours: list[FlavourInfo], versions: dict[str, str],
     :param plugins: distribution -> version and types, from :func:`provenance.distributions`.
     """
     rows = []
-    every = [set(_params(f.params)) for f in flavours]
-    shared = set.intersection(*every) if len(every) > 1 else set()
+    shared = shared_lines(flavours)
     for f in flavours:
         summarizer = (f"{escape(f.summarizer_model)} <span class='note'>"
                       f"({escape(f.summarizer_model_source or '?')})</span>"
                       if f.summarizer_model else "none (no model call)")
-        params = "<br>".join(escape(line) for line in changes(f, shared)) or \
+        params = "<br>".join(escape(line) for line in changes(f, shared.get(f.context_manager,
+                                                                           set()))) or \
             "nothing (the base agent)"
         rows.append(f"<tr><td>{escape(f.name)}</td><td>{escape(f.context_manager)}</td>"
                     f"<td class='params'>{params}</td><td>{escape(f.turn_model)} <span "
@@ -96,7 +105,7 @@ def flavours_section(flavours: list[FlavourInfo], versions: dict[str, str],
                     f"<td>{summarizer}</td></tr>")
     packages = ", ".join(f"{escape(name)} {escape(version)}" for name, version in versions.items())
     against = ("the base agent" if any(f.base for f in flavours)
-               else "what every flavour shares")
+               else "what the flavours of its context manager share")
     used = "".join(f"<tr><td>{escape(name)}</td><td>{escape(str(d.get('version') or '-'))}</td>"
                    f"<td>{escape(', '.join(d.get('types') or []))}</td></tr>"
                    for name, d in (plugins or {}).items())

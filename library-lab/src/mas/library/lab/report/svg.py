@@ -214,10 +214,11 @@ def line_chart(title: str, x_label: str, y_label: str, series: list[Series], *,
         for x, y in s.points:
             parts.append(f'<circle cx="{frame.x(x):.1f}" cy="{frame.y(y):.1f}" r="{radius}" '
                          f'{fill}/>')
+        # Many sessions' markers (a band's) stay small and faint, so the median reads.
+        ring = 'r="2.5" stroke-opacity="0.55"' if s.segments or s.band else 'r="5"'
         for x, y in s.markers:
             parts.append(f'<circle class="marker" cx="{frame.x(x):.1f}" cy="{frame.y(y):.1f}" '
-                         f'r="{3 if s.segments else 5}" fill="none" stroke="{color}" '
-                         'stroke-width="1.2"/>')
+                         f'{ring} fill="none" stroke="{color}" stroke-width="1.2"/>')
         if scatter and labels:
             for x, y in s.points:
                 parts.append(f'<text x="{frame.x(x) + 8:.1f}" y="{frame.y(y) - 6:.1f}" '
