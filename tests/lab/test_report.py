@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mas.library.lab import run_experiment
 from mas.library.lab.report.svg import Series, bar_chart, line_chart, nice_ticks
@@ -331,3 +333,37 @@ def test_timeline_pages_are_written_per_session_and_each_failure_is_named(tmp_pa
     assert "sessions/a/j/run-0 (MasError:" in note
     none, why = write_timelines(tmp_path, ["sessions/a/i/run-0"], None)
     assert none == {} and why is not None and "no mas.runtime.timeline" in why
+
+
+def _dominates(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] <= b[0] and a[1] >= b[1] and a != b
+
+
+@given(st.dictionaries(st.text("abcdefgh", min_size=1, max_size=3),
+                       st.tuples(st.integers(0, 50).map(float), st.integers(0, 10).map(float)),
+                       min_size=1, max_size=8))
+def test_the_pareto_front_is_exactly_the_undominated_flavours(
+        points: dict[str, tuple[float, float]]) -> None:
+    from mas.library.lab.report.plots import pareto_front
+
+    front = pareto_front(points)
+    assert front  # someone is always undominated
+    for name, point in points.items():
+        beaten = any(_dominates(other, point) for other in points.values())
+        assert (name in front) == (not beaten), name
+    assert [points[f][0] for f in front] == sorted(points[f][0] for f in front)
+
+
+def test_the_screenshot_script_says_how_to_get_chromium_and_exits_2_without_it(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+    import shutil
+
+    path = Path(__file__).resolve().parents[2] / "docs" / "screenshot_report.py"
+    spec = importlib.util.spec_from_file_location("screenshot_report", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert module.main([]) == 2
+    assert "apt-get install chromium" in capsys.readouterr().err
