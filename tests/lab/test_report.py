@@ -254,7 +254,7 @@ def test_three_pairs_are_said_to_be_too_few_to_separate_anything() -> None:
     results = _results({"a": {"FactRecall": [0.6, 0.7, 0.8]},
                         "b": {"FactRecall": [0.1, 0.2, 0.3]}})
     (finding,) = findings(results)
-    assert not finding.separated and "only 3 paired sessions, too few" in finding.text
+    assert not finding.separated and "only 3 paired session(s) in common with b, too few" in finding.text
 
 
 def test_the_pareto_front_keeps_the_flavours_no_other_beats_on_both() -> None:

@@ -48,15 +48,15 @@ def _estimates(results: dict[str, Any]) -> dict[str, dict[str, Estimate]]:
             for f, per in results["metrics"].items()}
 
 
-def _comparison(record: dict[str, Any], runner: str) -> tuple[bool, str]:
-    """(separated, how) of the best-vs-runner-up claim record."""
+def _comparison(record: dict[str, Any], runner: str, pairs: int) -> tuple[bool, str]:
+    """(separated, how) of the best-vs-runner-up claim record over ``pairs`` paired sessions."""
     paired_json = record.get("paired")
-    if not paired_json:
-        return bool(record.get("clear")), "the two have no session in common to pair"
+    if pairs < MIN_BOOTSTRAP_N or not paired_json:
+        detail = f" ({describe_paired(Paired(**paired_json))})" if paired_json else ""
+        few = "no session" if pairs == 0 else f"only {pairs} paired session(s)"
+        return False, f"{few} in common with {runner}, too few to separate them{detail}"
     comparison = Paired(**paired_json)
     how = describe_paired(comparison)
-    if comparison.n < MIN_BOOTSTRAP_N:
-        return False, f"only {comparison.n} paired sessions, too few to separate them ({how})"
     if record.get("clear"):
         return True, f"the paired difference separates it from {runner} ({how})"
     return False, f"the paired difference does not separate it from {runner} ({how})"
@@ -95,7 +95,9 @@ def findings(results: dict[str, Any]) -> list[Finding]:
             text = f"{label} ({way} is better): {best} and {runner} tie at {mean}."
             found.append(Finding(metric, way, best, runner, False, text + tail, named))
             continue
-        separated, how = _comparison(record, runner)
+        pairs = len(set((samples.get(best) or {}).get(metric) or {})
+                    & set((samples.get(runner) or {}).get(metric) or {}))
+        separated, how = _comparison(record, runner, pairs)
         if separated and (best in bad or runner in bad):
             separated = False
             how += "; not a result, a flavour compared is degraded"

@@ -22,7 +22,13 @@ from mas.library.lab.report.sections import (
 )
 from mas.library.lab.report.timeline import timeline_writer, write_timelines
 from mas.library.lab.rundir import read_json, write_json, write_text
-from mas.library.lab.steps import REPORT_FILE, RESULTS_FILE, TRAJECTORIES_FILE, StepContext
+from mas.library.lab.steps import (
+    REPORT_FILE,
+    RESULT_FILE,
+    RESULTS_FILE,
+    TRAJECTORIES_FILE,
+    StepContext,
+)
 from mas.library.lab.steps.trajectories import read_trajectories
 from mas.runtime.errors import MasError
 from mas.runtime.protocols import StepResult
@@ -167,6 +173,8 @@ class Report:
             exports=(TABLE_CSV, TABLE_JSON, RESULTS_FILE),
             result=result_section(found, plots.get("pareto.svg")))
         write_text(ctx.path(REPORT_FILE), page)
+        written.append(ctx.run.relative(write_text(
+            ctx.path(RESULT_FILE), "".join(f"{f.text}\n" for f in found))))
         return StepResult([REPORT_FILE, *written],
                           {"plots": sorted(plots), "timelines": len(timelines),
                            "separated": sum(f.separated for f in found)},
