@@ -367,3 +367,33 @@ def test_the_screenshot_script_says_how_to_get_chromium_and_exits_2_without_it(
     monkeypatch.setattr(shutil, "which", lambda name: None)
     assert module.main([]) == 2
     assert "apt-get install chromium" in capsys.readouterr().err
+
+
+def test_every_chart_marks_a_degraded_flavour() -> None:
+    from mas.library.lab.report.svg import strip_chart
+
+    charts = [strip_chart("s", "v", [("ok", [1.0, 2.0]), ("bad", [0.5])], degraded={"bad"}),
+              bar_chart("b", "x", "y", ["i1"], [("ok", [1.0]), ("bad", [2.0])], degraded={"bad"}),
+              line_chart("l", "x", "y", [Series("ok", [(0, 1), (1, 2)]),
+                                         Series("bad", [(0, 2), (1, 3)], degraded=True)])]
+    for svg in charts:
+        root = ET.fromstring(svg)
+        flags = {g.get("data-series"): g.get("data-degraded") for g in root.iter(f"{SVG}g")
+                 if g.get("class") == "series"}
+        assert flags == {"ok": None, "bad": "true"}
+        assert "(degraded)" in [t.text for t in root.iter(f"{SVG}text")]
+        assert root.get("width") == "100%"  # as wide as the page
+
+
+@given(st.lists(st.lists(st.integers(0, 10_000), min_size=1, max_size=6), min_size=1,
+                max_size=6))
+def test_the_fill_band_holds_its_median_between_its_quartiles(sessions: list[list[int]]) -> None:
+    from mas.library.lab.report.plots import fill_band
+
+    rows = [{"fill": [{"turn": i + 1, "estimated_tokens": v} for i, v in enumerate(values)]}
+            for values in sessions]
+    band = fill_band(rows)
+    assert [turn for turn, *_ in band] == list(range(1, max(map(len, sessions)) + 1))
+    for turn, low, median, high in band:
+        reached = [values[int(turn) - 1] for values in sessions if len(values) >= turn]
+        assert min(reached) <= low <= median <= high <= max(reached)
