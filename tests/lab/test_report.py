@@ -298,8 +298,13 @@ def test_the_report_opens_with_the_result_and_lists_the_plugins_it_used(report_r
     assert ("eval_metric", "fact_recall") in used or ("eval_metric", "probe_recall") in used \
         or any(kind == "eval_metric" for kind, _ in used)
     assert "id='plugins'" in html and "mas-library-standard" in html
-    # without the kernel's timeline module the report says so and links no page
-    assert "No session timeline pages" in html and "timeline.html" not in html
+    from mas.library.lab.report.timeline import timeline_writer
+
+    if timeline_writer() is None:  # no kernel timeline: the report says so, links no page
+        assert "No session timeline pages" in html and "timeline.html" not in html
+    else:  # a page per session, each linked, each written
+        pages = re.findall(r"<a class='timeline' href='([^']+)'>", html)
+        assert len(pages) == 6 and all((report_run / page).is_file() for page in pages)
 
 
 def test_the_flavour_table_shows_what_each_flavour_changes(report_run: Path) -> None:
