@@ -24,7 +24,7 @@ class Finding:
 
     :ivar separated: the paired comparison separates ``best`` from ``runner_up`` (and
         neither is degraded).
-    :ivar degraded: the ranked flavours with degraded sessions, as ``name (k of n)``.
+    :ivar text: the sentence, degraded flavours named at its end.
     """
 
     metric: str
@@ -33,7 +33,6 @@ class Finding:
     runner_up: str | None
     separated: bool
     text: str
-    degraded: tuple[str, ...] = ()
 
 
 def degraded_flavours(results: dict[str, Any]) -> dict[str, str]:
@@ -84,7 +83,7 @@ def findings(results: dict[str, Any]) -> list[Finding]:
         tail = f" Degraded: {', '.join(named)}." if named else ""
         if len(ranked) == 1:
             text = f"{label} ({way} is better): only {best} has it ({mean})."
-            found.append(Finding(metric, way, best, None, False, text + tail, named))
+            found.append(Finding(metric, way, best, None, False, text + tail))
             continue
         runner = ranked[1]
         other = format_value(estimates[runner][metric].mean)
@@ -93,7 +92,7 @@ def findings(results: dict[str, Any]) -> list[Finding]:
                              seed=seed, resamples=resamples, better=ways)
         if not record.get("holds"):
             text = f"{label} ({way} is better): {best} and {runner} tie at {mean}."
-            found.append(Finding(metric, way, best, runner, False, text + tail, named))
+            found.append(Finding(metric, way, best, runner, False, text + tail))
             continue
         pairs = len(set((samples.get(best) or {}).get(metric) or {})
                     & set((samples.get(runner) or {}).get(metric) or {}))
@@ -103,7 +102,7 @@ def findings(results: dict[str, Any]) -> list[Finding]:
             how += "; not a result, a flavour compared is degraded"
         text = (f"{label} ({way} is better): {best} is best at {mean}, then {runner} at "
                 f"{other}; {how}.")
-        found.append(Finding(metric, way, best, runner, separated, text + tail, named))
+        found.append(Finding(metric, way, best, runner, separated, text + tail))
     return found
 
 
