@@ -160,3 +160,40 @@ def test_every_registered_metric_follows_the_kernel_protocol(runtime: Runtime) -
     metrics = bind_metrics(runtime, None, [{"id": "Tone", "prompt": "Polite?"}])
     assert metrics and all(isinstance(metric, Metric) for metric in metrics)
     assert {m.kind for m in metrics} == {"judge", "computed"}
+
+
+EXPECTED_DIRECTIONS = {"LLMCalls": "lower", "Tokens": "lower", "Cost": "lower",
+                       "ToolErrorRate": "lower", "Compactions": "neither",
+                       "FactRecall": "higher", "CacheHitRate": "higher"}
+
+
+def test_every_registered_metric_declares_which_way_is_better(runtime: Runtime) -> None:
+    from mas.library.eval.metrics.base import DIRECTIONS, direction_of
+
+    seen = {}
+    for entry in runtime.registries.eval_metric:
+        if entry.name == "prompt_metric":
+            continue  # built from a user's rubric: its own test below
+        metric = entry.factory(entry.params.model_validate({}), None)
+        assert direction_of(metric) in DIRECTIONS, entry.name
+        seen[metric.id] = direction_of(metric)
+    for metric_id, direction in EXPECTED_DIRECTIONS.items():
+        assert seen[metric_id] == direction, metric_id
+    assert all(seen[stock.mce_id] == "higher" for stock in STOCK_JUDGES)
+
+
+def test_a_prompt_metric_takes_its_direction_from_the_rubric_params() -> None:
+    from mas.library.eval.metrics.base import direction_of
+    from mas.library.eval.metrics.judge import PromptMetricParams, prompt_metric
+
+    assert direction_of(prompt_metric(PromptMetricParams(id="Tone", prompt="p"))) == "higher"
+    faults = prompt_metric(PromptMetricParams(id="Rude", prompt="p", direction="lower"))
+    assert direction_of(faults) == "lower"
+
+
+def test_a_metric_declaring_no_known_direction_is_refused_by_name() -> None:
+    from mas.library.eval.metrics.base import direction_of
+
+    with pytest.raises(ValueError, match="metric 'Odd': direction must be one of"):
+        direction_of(SimpleNamespace(id="Odd", direction="up"))
+    assert direction_of(SimpleNamespace(id="Plain")) == "higher"

@@ -221,3 +221,18 @@ def test_plugin_load_error_message_names_everything() -> None:
         "Error importing plugin \"ep\" (entry point group 'mas', distribution dist-a 1.2): "
         "ModuleNotFoundError: No module named 'x'"
     )
+
+
+def test_the_registries_remember_each_type_handed_out_and_who_provided_it() -> None:
+    from mas.runtime.registry import PluginInfo, Registries
+
+    registries = Registries()
+    summarizers = registries.summarizer
+    summarizers.current = PluginInfo("third", "third-party-summaries", "1.2.0")
+    summarizers.register("short", lambda p, c: None, aliases=["brief"])
+    summarizers.register("long", lambda p, c: None)
+    assert registries.used() == []
+    summarizers.get("Brief")  # an alias, folded: the canonical entry is what was used
+    (entry,) = registries.used()
+    assert (entry.name, entry.provider.distribution, entry.provider.version) == (
+        "short", "third-party-summaries", "1.2.0")

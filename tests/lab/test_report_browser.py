@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from mas.library.lab import run_experiment
+from mas.library.lab.steps import report as report_step
 from mas.runtime import Runtime
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -31,10 +32,17 @@ document.getElementById("report").addEventListener("load", function () {{
   doc.querySelectorAll("svg").forEach(function (svg) {{
     var box = svg.getBBox(), title = svg.querySelector("title");
     rows.push(["svg", title ? title.textContent : "", Math.round(box.width),
-               Math.round(box.height), svg.querySelectorAll("g.series").length].join("|"));
+               Math.round(box.height), svg.querySelectorAll("g.series").length,
+               Math.round(svg.getBoundingClientRect().width)].join("|"));
   }});
   doc.querySelectorAll("a[href]").forEach(function (a) {{
     rows.push(["link", a.getAttribute("href")].join("|"));
+  }});
+  doc.querySelectorAll("li.finding").forEach(function (li) {{
+    rows.push(["finding", li.textContent].join("|"));
+  }});
+  doc.querySelectorAll("a.timeline").forEach(function (a) {{
+    rows.push(["timeline", a.getAttribute("href")].join("|"));
   }});
   rows.push(["title", doc.title].join("|"));
   document.getElementById("out").textContent = rows.join("\\n");
@@ -43,14 +51,24 @@ document.getElementById("report").addEventListener("load", function () {{
 """
 
 
+def _timeline_page(run_dir: Path, out: Path | None) -> Path:
+    """Stands in for the kernel's write_timeline: a small page per session folder."""
+    target = out or run_dir / "timeline.html"
+    target.write_text(f"<!DOCTYPE html><html><head><title>timeline {run_dir.name}</title></head>"
+                      "<body><p>requests</p></body></html>")
+    return target
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory, runtime: Runtime,
            make_experiment: Any) -> Path:
     root = tmp_path_factory.mktemp("browser")
     post = ("      - type: aggregate\n        config:\n          compare:\n"
             "            - {metric: ProbeRecall, better: summarising, than: sliding_window}\n")
-    outcome = run_experiment(runtime, make_experiment(root / "exp", post=post),
-                             runs_root=root / "runs")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(report_step, "timeline_writer", lambda: _timeline_page)
+        outcome = run_experiment(runtime, make_experiment(root / "exp", post=post),
+                                 runs_root=root / "runs")
     assert outcome.ok
     return outcome.run.path / "report.html"
 
@@ -80,11 +98,16 @@ def test_report_loads_every_plot_renders_and_nothing_is_logged(report: Path,
     assert ["title", "tiny — lab report"] in rows
     svgs = [row for row in rows if row[0] == "svg"]
     plots = sorted((report.parent / "plots").glob("*.svg"))
-    assert len(svgs) == len(plots) >= 6  # headline, fill, three distributions, summarizer calls
-    for _, title, width, height, series in svgs:
+    assert len(svgs) == len(plots) >= 6  # Pareto, fill, three distributions, summarizer calls
+    for _, title, width, height, series, _ in svgs:
         assert int(width) > 300 and int(height) > 150, title  # drawn, not an empty box
         assert int(series) >= 2, title  # a series per flavour
-    assert svgs[0][1].startswith("ProbeRecall against prompt tokens")  # the headline first
+    assert svgs[0][1].startswith("ProbeRecall against prompt tokens")  # the Pareto plot first
+    assert all(int(row[5]) > 1000 for row in svgs)  # as wide as the page (1,200 px here)
+    findings = [row[1] for row in rows if row[0] == "finding"]
+    assert any(f.startswith("ProbeRecall (mid-session) (higher is better):") for f in findings)
+    timelines = [row[1] for row in rows if row[0] == "timeline"]
+    assert len(timelines) == 6 and all(t.endswith("/timeline.html") for t in timelines)
     # No console output at all: no error, no warning, no stray log line from the page.
     assert [line for line in log.splitlines() if ":CONSOLE" in line] == []
 

@@ -116,7 +116,8 @@ class KindRegistry:
     """The registry of one kind, handed to that kind's registration hook.
 
     ``current`` is set by the runtime to the plugin whose hook is running, so each entry
-    records its provider without the plugin having to say who it is.
+    records its provider without the plugin having to say who it is. ``used`` holds the
+    names :meth:`get` has handed out: what this runtime bound, for a run's provenance.
     """
 
     kind: str
@@ -124,6 +125,7 @@ class KindRegistry:
     aliases: dict[str, str] = field(default_factory=dict)
     current: PluginInfo = field(default_factory=lambda: PluginInfo("<in-process>"))
     failed_plugins: list[str] = field(default_factory=list)
+    used: set[str] = field(default_factory=set)
 
     def register(
         self,
@@ -188,6 +190,7 @@ class KindRegistry:
         entry = self._owner(fold_type_name(name))
         if entry is None:
             raise self.unknown(name)
+        self.used.add(entry.name)
         return entry
 
     def unknown(self, name: str) -> UnknownTypeError:
@@ -227,6 +230,11 @@ class Registries:
 
     def __getitem__(self, kind: str) -> KindRegistry:
         return self._by_kind[kind]
+
+    def used(self) -> list[TypeEntry]:
+        """Every entry looked up by name so far, kind by kind (each with its provider)."""
+        return [registry.entries[name] for registry in self._by_kind.values()
+                for name in sorted(registry.used) if name in registry.entries]
 
     def __iter__(self) -> Iterator[KindRegistry]:
         return iter(self._by_kind.values())

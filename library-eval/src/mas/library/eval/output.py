@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from mas.library.eval.metrics.base import MetricResult
+from mas.library.eval.metrics.base import Direction, MetricResult
 from mas.library.eval.run import METRICS, RunFolderError, SessionRun
 from mas.runtime.errors import StorageError
 from mas.runtime.secrets import mask
@@ -38,11 +38,12 @@ def schema() -> dict[str, Any]:
 
 @dataclass
 class ScoredMetric:
-    """A metric result with the id and kind it is filed under."""
+    """A metric result with the id and kind it is filed under, and which way is better."""
 
     id: str
     kind: str
     result: MetricResult
+    better: Direction = "higher"
 
     def to_json(self) -> dict[str, Any]:
         """The per-id record of ``metrics.json``."""
@@ -52,6 +53,7 @@ class ScoredMetric:
             "reasoning": self.result.reasoning,
             "error": self.result.error,
             "kind": self.kind,
+            "better": self.better,
             "detail": self.result.detail,
         }
 

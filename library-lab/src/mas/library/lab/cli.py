@@ -23,7 +23,13 @@ import click
 
 from mas.library.lab.lab import LabOutcome, report_run, run_experiment
 from mas.library.lab.rundir import RunFolder, list_runs, read_json
-from mas.library.lab.steps import REPORT_FILE, RESULTS_FILE, SESSIONS_FILE, TABLE_FILE
+from mas.library.lab.steps import (
+    REPORT_FILE,
+    RESULT_FILE,
+    RESULTS_FILE,
+    SESSIONS_FILE,
+    TABLE_FILE,
+)
 from mas.library.lab.steps.degraded import degraded_lines
 from mas.runtime.cli._app import JSON_OPTION, handle_errors, problems_as_json, state_of
 from mas.runtime.cli._otel import warn_untraced
@@ -55,6 +61,12 @@ def _finish(outcome: LabOutcome, allow_degraded: bool = False, as_json: bool = F
     else:
         if table.is_file():
             click.echo(table.read_text(encoding="utf-8").rstrip())
+        result = outcome.run.path / RESULT_FILE
+        if result.is_file() and result.read_text(encoding="utf-8").strip():
+            click.echo("result:")
+            click.echo("".join(f"  {line}" for line in
+                               result.read_text(encoding="utf-8").splitlines(keepends=True))
+                       .rstrip())
         if report.is_file():
             click.echo(f"report: {report}")
     if not outcome.ok:

@@ -23,6 +23,8 @@ def missing_keys(runtime: Runtime, model: str) -> list[str]:
     """Environment variables holding a key that ``model``'s provider needs and lacks."""
     provider = model.split("/", 1)[0] if "/" in model else ""
     if provider and provider in runtime.registries.model_provider:
+        # Looked up by name so the registry counts the provider as used (run.json plugins).
+        runtime.registries.model_provider.get(provider)
         return []
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm

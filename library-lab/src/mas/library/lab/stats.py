@@ -28,6 +28,10 @@ RESAMPLES = 2000
 
 Method = Literal["wilson", "wilson_pooled", "bootstrap", "none"]
 
+MIN_BOOTSTRAP_N = 5
+"""Fewer values than this and a percentile bootstrap has too few distinct resamples to mean
+anything (at n = 3 there are 10): the report says so instead of printing the interval."""
+
 METHODS: dict[str, str] = {
     "wilson": "Wilson score interval (0/1 values)",
     "wilson_pooled": "Wilson score interval over the probes of every session (evidence)",
@@ -55,6 +59,20 @@ class Estimate:
     def to_json(self) -> dict[str, Any]:
         """As JSON data."""
         return asdict(self)
+
+    def too_small(self) -> str | None:
+        """Why the interval says nothing, in words, or ``None`` when it stands.
+
+        A bootstrap over fewer than :data:`MIN_BOOTSTRAP_N` values, or one of zero width
+        (every session gave the same value), is not an interval a reader should trust.
+        """
+        if self.method != "bootstrap":
+            return None
+        if self.n < MIN_BOOTSTRAP_N:
+            return f"n={self.n}: too few for an interval"
+        if self.low == self.high:
+            return f"all {self.n} equal"
+        return None
 
     def overlaps(self, other: Estimate) -> bool:
         """Whether the two intervals overlap (a missing interval overlaps everything)."""

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from mas.library.eval.mce._prompt import render_material
 from mas.library.eval.mce.config import EvalConfig
 from mas.library.eval.mce.jury import JudgeModel, Jury, aggregate
-from mas.library.eval.metrics.base import JudgeMetric, Metric, MetricResult
+from mas.library.eval.metrics.base import JudgeMetric, Metric, MetricResult, direction_of
 from mas.library.eval.metrics.judge import STOCK_JUDGES
 from mas.library.eval.metrics.select import bind_metrics
 from mas.library.eval.output import MetricsFile, MetricsFileError, ScoredMetric
@@ -239,7 +239,7 @@ def score_run(
         results.update(mce.score(run, by_mce, jury))
     for result in results.values():
         result.detail.setdefault("backend", "native")
-    return [ScoredMetric(m.id, m.kind, results[m.id]) for m in metrics]
+    return [ScoredMetric(m.id, m.kind, results[m.id], direction_of(m)) for m in metrics]
 
 
 def _compute(metric: Metric, run: SessionRun) -> MetricResult:

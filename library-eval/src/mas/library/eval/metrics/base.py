@@ -18,10 +18,28 @@ from mas.runtime.protocols import Metric
 if TYPE_CHECKING:
     from mas.library.eval.run import SessionRun
 
-__all__ = ["UNITS", "ComputedMetric", "JudgeMetric", "Metric", "MetricResult", "Unit", "UnitName"]
+__all__ = ["DIRECTIONS", "UNITS", "ComputedMetric", "Direction", "JudgeMetric", "Metric",
+           "MetricResult", "Unit", "UnitName", "direction_of"]
 
 UnitName = Literal["binary", "likert", "ratio"]
 """Score scales a judge metric can use."""
+
+Direction = Literal["higher", "lower", "neither"]
+"""Which way a metric's value is better: ``higher`` (a recall, a judge score), ``lower`` (calls,
+tokens, dollars, an error rate) or ``neither`` (a count with no better side, e.g. compactions)."""
+
+DIRECTIONS: tuple[Direction, ...] = ("higher", "lower", "neither")
+
+
+def direction_of(metric: object) -> Direction:
+    """The ``direction`` a metric declares; ``higher`` for one that follows only the kernel's
+    protocol and declares none (the default of both metric shapes here)."""
+    declared = getattr(metric, "direction", "higher")
+    if declared not in DIRECTIONS:
+        raise ValueError(f"metric {getattr(metric, 'id', metric)!r}: direction must be one of "
+                         f"{', '.join(DIRECTIONS)} (got {declared!r})")
+    direction: Direction = declared
+    return direction
 
 
 @dataclass(frozen=True)
@@ -98,6 +116,7 @@ class JudgeMetric:
     :ivar evidence: ask the judge to quote the material its score rests on.
     :ivar inputs: what must be present in the run (``conversation``, ``final_answer``).
     :ivar description: one line for ``--list-metrics``.
+    :ivar direction: which way a score is better (a rubric scores what is wanted: higher).
     """
 
     kind: ClassVar[str] = "judge"
@@ -108,6 +127,7 @@ class JudgeMetric:
     evidence: bool = True
     inputs: tuple[str, ...] = ("conversation",)
     description: str = ""
+    direction: Direction = "higher"
 
     def missing_input(self, run: SessionRun) -> str | None:
         """Why ``run`` cannot be judged: the agent errored or a required input is empty."""
@@ -119,12 +139,15 @@ class JudgeMetric:
 class ComputedMetric(ABC):
     """A metric computed from a run's events, transcript or dataset item; no model call.
 
-    Subclasses set ``id``, ``description``, ``inputs`` and implement :meth:`compute`.
+    Subclasses set ``id``, ``description``, ``inputs``, ``direction`` when lower (or
+    neither) is better, and implement :meth:`compute`.
     """
 
     kind: ClassVar[str] = "computed"
     id: str = ""
     description: str = ""
+    direction: Direction = "higher"
+    """Which way the value is better; the lab's table and claims take it from here."""
     inputs: tuple[str, ...] = ("events",)
     skip_errored: ClassVar[bool] = False
     """Judge quality only on runs whose agent finished (usage counts stay meaningful)."""

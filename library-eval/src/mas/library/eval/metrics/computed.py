@@ -31,6 +31,7 @@ class LlmCalls(ComputedMetric):
     """Number of model calls the session made (``llm.call`` events), by purpose."""
 
     id = "LLMCalls"
+    direction = "lower"
     description = "model calls made by the session (llm.call events)"
 
     def __init__(self, params: BaseModel | None = None, ctx: Any = None) -> None:
@@ -62,6 +63,7 @@ class Tokens(ComputedMetric):
     """Provider-reported tokens summed over the session's ``llm.call`` events."""
 
     id = "Tokens"
+    direction = "lower"
     description = "provider-reported tokens over all model calls (prompt, completion, cached)"
 
     def __init__(self, params: TokensParams | None = None, ctx: Any = None) -> None:
@@ -83,6 +85,7 @@ class Cost(ComputedMetric):
     """Estimated provider cost in USD summed over ``llm.call`` events."""
 
     id = "Cost"
+    direction = "lower"
     description = "estimated provider cost in USD over all model calls"
 
     def __init__(self, params: BaseModel | None = None, ctx: Any = None) -> None:
@@ -108,6 +111,7 @@ class Compactions(ComputedMetric):
     """History compactions that completed (``compaction.stop``), and those that failed."""
 
     id = "Compactions"
+    direction = "neither"
     description = "history compactions (compaction.stop events); failures in detail"
 
     def __init__(self, params: BaseModel | None = None, ctx: Any = None) -> None:
@@ -195,6 +199,7 @@ class ToolErrorRate(ComputedMetric):
     """Share of tool results in the transcript that report a failure."""
 
     id = "ToolErrorRate"
+    direction = "lower"
     description = "failed tool results / tool results in the transcript"
     inputs = ("conversation",)
     skip_errored: ClassVar[bool] = True

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mas.library.eval.metrics.base import UNITS, JudgeMetric, UnitName
+from mas.library.eval.metrics.base import UNITS, Direction, JudgeMetric, UnitName
 
 
 @dataclass(frozen=True)
@@ -151,6 +151,11 @@ class PromptMetricParams(BaseModel):
     evidence: bool = Field(
         default=True, description="Ask the judge to quote the material its score rests on."
     )
+    direction: Direction = Field(
+        default="higher",
+        description="Which way a score is better: higher, lower (a rubric scoring a fault) "
+        "or neither; the lab's table and claims follow it.",
+    )
 
     @field_validator("id")
     @classmethod
@@ -176,4 +181,5 @@ def prompt_metric(params: PromptMetricParams, ctx: Any = None) -> JudgeMetric:
         evidence=params.evidence,
         inputs=("conversation",),
         description=f"inline prompt metric ({params.unit})",
+        direction=params.direction,
     )

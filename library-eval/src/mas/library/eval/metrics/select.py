@@ -96,7 +96,9 @@ def bind_metrics(
     registry = runtime.registries.eval_metric
     where = f"{location}." if location else ""
     if metrics is None:
-        bound = [m for m in (_build_default(runtime, e) for e in registry) if m is not None]
+        # Looked up by name, so the registry counts each as used (a run's provenance).
+        bound = [m for m in (_build_default(runtime, registry.get(e.name)) for e in registry)
+                 if m is not None]
     for index, raw in enumerate(metrics or []):
         at = f"{where}metrics[{index}]"
         try:

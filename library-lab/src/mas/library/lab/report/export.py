@@ -25,7 +25,8 @@ def table_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
             if not entry:
                 continue
             rows.append({"metric": metric, "label": row_label(metric),
-                         "better": better(metric), "flavour": flavour, "mean": entry["mean"],
+                         "better": better(metric, results), "flavour": flavour,
+                         "mean": entry["mean"],
                          "low": entry.get("low"), "high": entry.get("high"),
                          "n": entry.get("n"), "method": entry.get("method", "none")})
     return rows

@@ -13,14 +13,19 @@ from typing import Any
 
 from mas.library.lab.stats import format_p, format_value
 
-DISTRIBUTIONS = ("mas-runtime", "mas-library-standard", "mas-library-eval", "mas-library-lab",
-                 "litellm", "pluggy", "pydantic")
-"""Packages whose versions the report lists (what computed these numbers)."""
+DISTRIBUTIONS = ("mas-runtime", "litellm", "pluggy", "pydantic")
+"""Packages whose versions the report lists besides the plugins' own distributions (the
+kernel and what it computes with)."""
 
 
 @dataclass
 class FlavourInfo:
-    """What a flavour ran with: strategy, params, models and where each model came from."""
+    """What a flavour ran with: strategy, params, models and where each model came from.
+
+    :ivar base: the base agent's context manager type and the params the flavour's are
+        compared with (the base agent's, or the defaults of the flavour's own type when it
+        switches strategy), when known; the flavour table then shows only what it changes.
+    """
 
     name: str
     context_manager: str
@@ -30,6 +35,7 @@ class FlavourInfo:
     summarizer_model: str | None = None
     summarizer_model_source: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    base: tuple[str, dict[str, Any]] | None = None
 
 
 def package_versions() -> dict[str, str]:
@@ -54,23 +60,63 @@ def _params(params: dict[str, Any], prefix: str = "") -> list[str]:
     return lines
 
 
-def flavours_section(flavours: list[FlavourInfo], versions: dict[str, str]) -> str:
-    """One row per flavour (strategy, every param, models) and the package versions."""
+def shared_lines(flavours: list[FlavourInfo]) -> dict[str, set[str]]:
+    """Context manager -> the param lines every flavour of it shares (for two or more)."""
+    by_type: dict[str, list[set[str]]] = {}
+    for f in flavours:
+        by_type.setdefault(f.context_manager, []).append(set(_params(f.params)))
+    return {kind: set.intersection(*lines) for kind, lines in by_type.items() if len(lines) > 1}
+
+
+def changes(flavour: FlavourInfo, shared: set[str]) -> list[str]:
+    """The ``a.b: value`` lines ``flavour`` changes from its base (or, with no base known,
+    the lines not ``shared`` by the flavours of its context manager); a new context manager
+    is its first line."""
+    lines = _params(flavour.params)
+    if flavour.base is None:
+        return [line for line in lines if line not in shared]
+    base_type, compared = flavour.base
+    kept = set(_params(compared))
+    changed = [line for line in lines if line not in kept]
+    if base_type != flavour.context_manager:
+        return [f"context manager: {base_type} → {flavour.context_manager}", *changed]
+    return changed
+
+
+def flavours_section(flavours: list[FlavourInfo], versions: dict[str, str],
+                     plugins: dict[str, dict[str, Any]] | None = None) -> str:
+    """One row per flavour (strategy, what it changes, models), the distributions that gave
+    the run its plugins and the other package versions.
+
+    :param plugins: distribution -> version and types, from :func:`provenance.distributions`.
+    """
     rows = []
+    shared = shared_lines(flavours)
     for f in flavours:
         summarizer = (f"{escape(f.summarizer_model)} <span class='note'>"
                       f"({escape(f.summarizer_model_source or '?')})</span>"
                       if f.summarizer_model else "none (no model call)")
-        params = "<br>".join(escape(line) for line in _params(f.params)) or "-"
+        params = "<br>".join(escape(line) for line in changes(f, shared.get(f.context_manager,
+                                                                           set()))) or \
+            "nothing (the base agent)"
         rows.append(f"<tr><td>{escape(f.name)}</td><td>{escape(f.context_manager)}</td>"
                     f"<td class='params'>{params}</td><td>{escape(f.turn_model)} <span "
                     f"class='note'>({escape(f.turn_model_source)})</span></td>"
                     f"<td>{summarizer}</td></tr>")
     packages = ", ".join(f"{escape(name)} {escape(version)}" for name, version in versions.items())
+    against = ("the base agent" if any(f.base for f in flavours)
+               else "what the flavours of its context manager share")
+    used = "".join(f"<tr><td>{escape(name)}</td><td>{escape(str(d.get('version') or '-'))}</td>"
+                   f"<td>{escape(', '.join(d.get('types') or []))}</td></tr>"
+                   for name, d in (plugins or {}).items())
+    plugin_table = (f"<table id='plugins'><tr><th>distribution</th><th>version</th><th>types "
+                    f"this run used</th></tr>{used}</table>" if used else
+                    "<p class='note'>No plugin use was recorded for this run.</p>")
     return ("<h2 id='flavours'>Flavours</h2><table><tr><th>flavour</th><th>context manager</th>"
-            "<th>params (after overlays)</th><th>turn model (source)</th>"
+            f"<th>changes from {against}</th><th>turn model (source)</th>"
             f"<th>summarizer model (source)</th></tr>{''.join(rows)}</table>"
-            f"<p class='note'>Packages: {packages}.</p>")
+            f"<h3>Plugins and their distributions</h3>{plugin_table}"
+            f"<p class='note'>Other packages: {packages}.</p>")
 
 
 def _session_link(session: str, flavour: str, folders: dict[tuple[str, str], str]) -> str:
@@ -108,8 +154,10 @@ def claims_section(claims: list[dict[str, Any]], folders: dict[tuple[str, str], 
     return "<h2 id='claims'>Claims checked against this run</h2>" + "".join(parts) if parts else ""
 
 
-def sessions_section(trajectories: list[dict[str, Any]], flavours: list[str]) -> str:
-    """Every session: a link to its folder per flavour, its status and headline numbers."""
+def sessions_section(trajectories: list[dict[str, Any]], flavours: list[str],
+                     timelines: dict[str, str] | None = None) -> str:
+    """Every session: a link to its folder per flavour (and to its timeline page, where
+    ``timelines`` maps the folder to one), its status and headline numbers."""
     items = list(dict.fromkeys(f"{t['item']}#{t.get('run_index', 0)}" for t in trajectories))
     by_cell = {(t["flavour"], f"{t['item']}#{t.get('run_index', 0)}"): t for t in trajectories}
     head = "".join(f"<th>{escape(f)}</th>" for f in flavours)
@@ -123,12 +171,17 @@ def sessions_section(trajectories: list[dict[str, Any]], flavours: list[str]) ->
                 continue
             recall = t.get("probe_recall")
             status = escape(str(t.get("status", "?")))
-            cells.append(f"<td><a href='{escape(t['folder'])}/'>{status}</a> · "
+            page = (timelines or {}).get(t["folder"])
+            timeline = f" · <a class='timeline' href='{escape(page)}'>timeline</a>" if page else ""
+            cells.append(f"<td><a href='{escape(t['folder'])}/'>{status}</a>{timeline} · "
                          f"{t.get('turns_played', '?')} turns · ProbeRecall "
                          f"{format_value(recall) if recall is not None else '-'}</td>")
         rows.append(f"<tr><td>{escape(item)}</td>{''.join(cells)}</tr>")
-    return ("<h2 id='sessions'>Sessions</h2><p class='note'>Each link opens the session's "
-            "run folder (transcript.json, events.jsonl, metrics.json).</p><table><tr>"
+    pages = (" and 'timeline' its page of every model request against the window"
+             if timelines else "")
+    return ("<h2 id='sessions'>Sessions</h2><p class='note'>Each status link opens the "
+            f"session's run folder (transcript.json, events.jsonl, metrics.json){pages}.</p>"
+            "<table><tr>"
             f"<th>item#run</th>{head}</tr>{''.join(rows)}</table>")
 
 

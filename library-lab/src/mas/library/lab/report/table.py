@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mas.library.lab.stats import METHODS, format_value
-from mas.library.lab.steps.aggregate import USAGE
+from mas.library.lab.stats import METHODS, MIN_BOOTSTRAP_N, Estimate, format_value
+from mas.library.lab.steps.aggregate import USAGE, directions
 from mas.library.lab.steps.degraded import degraded_rows
 
 SCORE_FIRST = ("FactRecall", "ProbeRecall")
@@ -32,18 +32,11 @@ LABELS = {
 }
 
 
-LOWER_IS_BETTER = frozenset({"PromptTokens", "TotalTokens", "SummarizerCalls", "SummarizerTokens",
-                             "LLMCalls", "Cost", "PairViolations", "RequestsWithCuts"})
-NEUTRAL = frozenset({"Compactions"})
-"""Rows where less is better, and rows that are a count with no better direction; every
-other row (recalls, judge metrics, the cache-hit rate) is better when higher."""
-
-
-def better(metric: str) -> str:
-    """Which way is better for ``metric``: ``higher``, ``lower`` or ``-`` (neither)."""
-    if metric in NEUTRAL:
-        return "-"
-    return "lower" if metric in LOWER_IS_BETTER else "higher"
+def better(metric: str, results: dict[str, Any]) -> str:
+    """Which way is better for ``metric``: ``higher``, ``lower`` or ``-`` (neither), as the
+    metric itself declares it (``results.json``'s ``better``)."""
+    way = directions(results).get(metric, "higher")
+    return "-" if way == "neither" else way
 
 
 def row_order(results: dict[str, Any]) -> list[str]:
@@ -72,13 +65,17 @@ def cell(entry: dict[str, Any] | None) -> str:
     """``mean [low, high]`` (just the mean when the interval is unknown), ``-`` when missing.
 
     Intervals are written as bounds, not ``±half``: Wilson and bootstrap intervals are not
-    symmetric around the mean.
+    symmetric around the mean. A bootstrap interval too small to stand says why instead.
     """
     if not entry:
         return "-"
     mean = entry["mean"]
     if entry.get("low") is None or entry.get("high") is None:
         return format_value(mean)
+    small = Estimate(mean, entry["low"], entry["high"], int(entry.get("n") or 0),
+                     entry.get("method", "none")).too_small()
+    if small:
+        return f"{format_value(mean)} ({small})"
     return f"{format_value(mean)} [{format_value(entry['low'])}, {format_value(entry['high'])}]"
 
 
@@ -90,6 +87,8 @@ def methods_note(results: dict[str, Any]) -> str:
     text = "95% intervals: " + "; ".join(f"{METHODS.get(m, m)}" for m in used)
     if "seed" in methods:
         text += f" (seed {methods['seed']}, {methods.get('resamples')} resamples)"
+    text += (f"; a bootstrap over fewer than {MIN_BOOTSTRAP_N} sessions (or over equal values) "
+             "is not printed as an interval: the cell says why")
     if methods.get("claims"):
         text += f". Claims: {methods['claims']}"
     return text + "."
@@ -100,7 +99,7 @@ def render_table(results: dict[str, Any]) -> str:
     flavours = results["flavours"]
     rows = [["metric (mean [95% interval])", "better", *flavours]]
     for metric in row_order(results):
-        rows.append([row_label(metric), better(metric),
+        rows.append([row_label(metric), better(metric, results),
                      *[cell(results["metrics"][f].get(metric)) for f in flavours]])
     sessions = results.get("sessions", {})
     rows.append(["sessions (failed)", "",

@@ -24,6 +24,8 @@ TRAJECTORIES_FILE = "trajectories.jsonl"
 RESULTS_FILE = "results.json"
 TABLE_FILE = "results.txt"
 REPORT_FILE = "report.html"
+RESULT_FILE = "result.txt"
+"""The report's result sentences, one per line (what ``mas-ctl lab run`` prints last)."""
 
 
 @dataclass

@@ -23,6 +23,7 @@ from mas.library.lab.stats import (
     METHODS,
     RESAMPLES,
     Estimate,
+    Paired,
     estimate,
     format_p,
     format_value,
@@ -62,6 +63,25 @@ from its prefix cache.
 """
 
 
+USAGE_BETTER: dict[str, str] = {
+    "PromptTokens": "lower", "TotalTokens": "lower", "SummarizerCalls": "lower",
+    "SummarizerTokens": "lower", "LLMCalls": "lower", "Cost": "lower", "PairViolations": "lower",
+    "RequestsWithCuts": "lower", "Compactions": "neither"}
+"""Which way the lab's own columns are better where it is not ``higher`` (the recalls, the
+cache-hit rate, identifiers kept). Scored metrics say it themselves in ``metrics.json``."""
+
+
+def directions(results: dict[str, Any]) -> dict[str, str]:
+    """Metric id -> ``higher`` / ``lower`` / ``neither`` for every metric of ``results``.
+
+    From ``results["better"]`` (what each metric declared); a ``results.json`` written before
+    directions were recorded falls back to the lab's own columns, then ``higher``.
+    """
+    present = {m for per in results["metrics"].values() for m in per}
+    stored = results.get("better") or {}
+    return {m: str(stored.get(m) or USAGE_BETTER.get(m, "higher")) for m in sorted(present)}
+
+
 COUNTS = frozenset({"LLMCalls", "Tokens", "Cost", "Compactions"} | {
     result_id for result_id, _ in USAGE
     if result_id not in ("ProbeRecall", "PromptCacheRate", "IdentifierSurvival",
@@ -78,7 +98,8 @@ class Claim(BaseModel):
     metric: str = Field(description="Result id, e.g. FactRecall or PromptTokens.")
     better: str = Field(description="The flavour expected to win.")
     than: str = Field(description="The flavour it is compared with.")
-    direction: Literal["higher", "lower"] = Field(default="higher", description="Which way wins.")
+    direction: Literal["higher", "lower"] | None = Field(
+        default=None, description="Which way wins; default: the metric's own direction.")
 
 
 class AggregateParams(BaseModel):
@@ -95,6 +116,13 @@ class AggregateParams(BaseModel):
 def _cache_rate(record: dict[str, Any]) -> float | None:
     prompt = record.get("prompt_tokens") or 0
     return (record.get("cached_tokens") or 0) / prompt if prompt else None
+
+
+def declared_directions(metrics: dict[str, Any] | None) -> dict[str, str]:
+    """Metric id -> the direction its ``metrics.json`` record declares (``better``)."""
+    return {metric_id: str(entry["better"])
+            for metric_id, entry in ((metrics or {}).get("metrics") or {}).items()
+            if isinstance(entry, dict) and entry.get("better")}
 
 
 def session_values(record: dict[str, Any], metrics: dict[str, Any] | None) -> dict[str, float]:
@@ -148,11 +176,13 @@ def aggregate(ctx: StepContext, claims: list[Claim], *, seed: int = 0,
     sessions = {f: {"total": 0, "failed": 0, "degraded": 0} for f in flavours}
     degradation = FlavourDegradation(flavours)
     counts: dict[str, dict[str, list[int]]] = {f: {} for f in flavours}
+    better = dict(USAGE_BETTER)
     for record in records:
         flavour = record["flavour"]
         sessions[flavour]["total"] += 1
         folder = record.get("folder")
         metrics = read_json(ctx.path(folder) / "metrics.json") if folder else None
+        better.update(declared_directions(metrics))
         if record.get("status") == FAILED:
             # A failed session stopped part-way: its numbers would skew the table and
             # flip claims. It is counted (the table's sessions row) and left out.
@@ -181,8 +211,11 @@ def aggregate(ctx: StepContext, claims: list[Claim], *, seed: int = 0,
             if pooled_estimate is not None:
                 results[flavour][result_id] = pooled_estimate
     degraded = degradation.to_json()
+    present = {m for per in results.values() for m in per}
+    ways = {m: better.get(m, "higher") for m in sorted(present)}
     return {
         "flavours": flavours,
+        "better": ways,
         "sessions": sessions,
         "degradation": degraded,
         "metrics": {f: {m: e.to_json() for m, e in sorted(results[f].items())} for f in flavours},
@@ -190,7 +223,7 @@ def aggregate(ctx: StepContext, claims: list[Claim], *, seed: int = 0,
                     for f in flavours},
         "methods": {**METHODS, "claims": PAIRED_METHOD, "seed": seed, "resamples": resamples},
         "claims": [unreliable(check_claim(claim, results, samples, seed=seed,
-                                          resamples=resamples), degraded, sessions)
+                                          resamples=resamples, better=ways), degraded, sessions)
                    for claim in claims],
     }
 
@@ -202,7 +235,8 @@ PAIRED_METHOD = ("paired over the sessions both flavours ran: effect = mean diff
 
 def check_claim(claim: Claim, results: dict[str, dict[str, Estimate]],
                 samples: dict[str, dict[str, dict[str, float]]] | None = None, *,
-                seed: int = 0, resamples: int = RESAMPLES) -> dict[str, Any]:
+                seed: int = 0, resamples: int = RESAMPLES,
+                better: dict[str, str] | None = None) -> dict[str, Any]:
     """Whether the data support ``claim``, in one honest sentence, with its effect size.
 
     With per-session ``samples`` the comparison is paired (same item and run in both
@@ -210,17 +244,26 @@ def check_claim(claim: Claim, results: dict[str, dict[str, Estimate]],
     difference excludes 0; the record carries the effect, the interval, the sign-test
     p-value and every difference. Without samples it is clear when the two flavours'
     intervals do not overlap.
+
+    :param better: metric id -> which way it is better; a claim without a ``direction``
+        takes its metric's (``higher`` when unknown).
     """
-    record: dict[str, Any] = claim.model_dump()
-    better = results.get(claim.better, {}).get(claim.metric)
+    direction = claim.direction or (better or {}).get(claim.metric, "higher")
+    record: dict[str, Any] = {**claim.model_dump(), "direction": direction}
+    if direction not in ("higher", "lower"):
+        record.update(holds=None, clear=False,
+                      text=f"cannot check: {claim.metric} has no better direction; give the "
+                           "claim a direction (higher or lower)")
+        return record
+    winner = results.get(claim.better, {}).get(claim.metric)
     than = results.get(claim.than, {}).get(claim.metric)
-    if better is None or than is None:
-        missing = claim.better if better is None else claim.than
+    if winner is None or than is None:
+        missing = claim.better if winner is None else claim.than
         record.update(holds=None, clear=False,
                       text=f"cannot check: no {claim.metric} for flavour {missing!r}")
         return record
-    sign = 1.0 if claim.direction == "higher" else -1.0
-    holds = sign * (better.mean - than.mean) > 0
+    sign = 1.0 if direction == "higher" else -1.0
+    holds = sign * (winner.mean - than.mean) > 0
     left = (samples or {}).get(claim.better, {}).get(claim.metric, {})
     right = (samples or {}).get(claim.than, {}).get(claim.metric, {})
     common = sorted(set(left) & set(right))
@@ -229,24 +272,31 @@ def check_claim(claim: Claim, results: dict[str, dict[str, Estimate]],
                         seed=stable_seed(seed, claim.better, claim.than, claim.metric))
     if comparison is not None and comparison.low is not None and comparison.high is not None:
         clear = holds and (comparison.low > 0 if sign > 0 else comparison.high < 0)
-        how = (f"effect {_signed(comparison.effect)}, paired over {comparison.n} sessions, "
-               f"95% CI [{format_value(comparison.low)}, {format_value(comparison.high)}], "
-               f"{comparison.wins} better / {comparison.losses} worse / {comparison.ties} tied, "
-               f"sign test {format_p(comparison.p_value)}")
+        how = describe_paired(comparison)
         record.update(paired=comparison.to_json(), differences=[
             {"session": c, "better": left[c], "than": right[c], "difference": left[c] - right[c]}
             for c in common])
     else:
-        clear = holds and not better.overlaps(than)
-        how = "95% intervals " + ("do not overlap" if not better.overlaps(than) else "overlap")
+        clear = holds and not winner.overlaps(than)
+        how = "95% intervals " + ("do not overlap" if not winner.overlaps(than) else "overlap")
     verdict = ("holds" + ("" if clear else ", but not clearly")
                if holds else "does NOT hold in this run")
-    record.update(holds=holds, clear=clear, better_mean=better.mean, than_mean=than.mean,
-                  effect=better.mean - than.mean,
-                  text=f"{claim.better} has a {claim.direction} {claim.metric} than {claim.than}: "
-                       f"{verdict} ({format_value(better.mean)} vs "
+    record.update(holds=holds, clear=clear, better_mean=winner.mean, than_mean=than.mean,
+                  effect=winner.mean - than.mean,
+                  text=f"{claim.better} has a {direction} {claim.metric} than {claim.than}: "
+                       f"{verdict} ({format_value(winner.mean)} vs "
                        f"{format_value(than.mean)}; {how})")
     return record
+
+
+def describe_paired(comparison: Paired) -> str:
+    """``effect +0.2, paired over 8 sessions, 95% CI [...], 6 better / ..., sign test p=...``."""
+    interval = (f"95% CI [{format_value(comparison.low)}, {format_value(comparison.high)}]"
+                if comparison.low is not None and comparison.high is not None
+                else "no interval (one pair)")
+    return (f"effect {_signed(comparison.effect)}, paired over {comparison.n} sessions, "
+            f"{interval}, {comparison.wins} better / {comparison.losses} worse / "
+            f"{comparison.ties} tied, sign test {format_p(comparison.p_value)}")
 
 
 def _signed(value: float) -> str:

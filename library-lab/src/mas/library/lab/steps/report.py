@@ -1,12 +1,17 @@
-"""``report``: ``report.html``, ``plots/*.svg`` and the table's CSV / JSON exports."""
+"""``report``: ``report.html``, ``plots/*.svg``, the table's CSV / JSON exports, a timeline
+page per session (when the kernel can write one) and the plugins used, into ``run.json``."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
+from mas.library.lab.provenance import distributions, record_plugins
 from mas.library.lab.report.export import table_rows, to_csv
 from mas.library.lab.report.html import render_html
 from mas.library.lab.report.plots import all_plots, cost_metric
+from mas.library.lab.report.result import degraded_flavours, findings, result_section
 from mas.library.lab.report.sections import (
     FlavourInfo,
     claims_section,
@@ -15,8 +20,15 @@ from mas.library.lab.report.sections import (
     session_folders,
     sessions_section,
 )
+from mas.library.lab.report.timeline import timeline_writer, write_timelines
 from mas.library.lab.rundir import read_json, write_json, write_text
-from mas.library.lab.steps import REPORT_FILE, RESULTS_FILE, TRAJECTORIES_FILE, StepContext
+from mas.library.lab.steps import (
+    REPORT_FILE,
+    RESULT_FILE,
+    RESULTS_FILE,
+    TRAJECTORIES_FILE,
+    StepContext,
+)
 from mas.library.lab.steps.trajectories import read_trajectories
 from mas.runtime.errors import MasError
 from mas.runtime.protocols import StepResult
@@ -35,17 +47,46 @@ def flavour_infos(ctx: StepContext, trajectories: list[dict[str, Any]]) -> list[
     if ctx.experiment is None:
         return [info for flavour in dict.fromkeys(t["flavour"] for t in trajectories)
                 if (info := _stored_flavour(ctx, flavour, trajectories)) is not None]
+    base = _base_binding(ctx)
     found = []
     for flavour in ctx.experiment.flavours:
         agent = flavour.agent
         summarizer = agent.summarizer_model
-        found.append(FlavourInfo(
+        found.append(FlavourInfo(base=_compared_with(ctx, base, agent.binding.type),
             name=flavour.name, context_manager=agent.binding.type,
             params=agent.params.model_dump(mode="json"), turn_model=agent.turn_model.model,
             turn_model_source=agent.turn_model.source,
             summarizer_model=summarizer.model if summarizer else None,
             summarizer_model_source=summarizer.source if summarizer else None))
     return found
+
+
+def _base_binding(ctx: StepContext) -> tuple[str, dict[str, Any]] | None:
+    """The base agent's context manager type and params, defaults filled in; ``None`` when
+    the experiment has no single base agent or its params do not validate."""
+    base = ctx.experiment.base if ctx.experiment else None
+    if base is None or len(base.agents) != 1:
+        return None
+    binding, _ = base.agents[0].agent.spec.effective_context_manager()
+    try:
+        params = ctx.runtime.registries.context_manager.get(binding.type).validate_params(
+            binding.params)
+    except (MasError, ValidationError):
+        return None
+    return binding.type, params.model_dump(mode="json")
+
+
+def _compared_with(ctx: StepContext, base: tuple[str, dict[str, Any]] | None,
+                   kind: str) -> tuple[str, dict[str, Any]] | None:
+    """What a flavour of context manager ``kind`` is shown against: the base agent's params,
+    or, when the flavour switches strategy, the defaults of its own (``None``: unknown)."""
+    if base is None or base[0] == kind:
+        return base
+    try:
+        defaults = ctx.runtime.registries.context_manager.get(kind).validate_params({})
+    except (MasError, ValidationError):
+        return None
+    return base[0], defaults.model_dump(mode="json")
 
 
 def _stored_flavour(ctx: StepContext, flavour: str,
@@ -106,7 +147,8 @@ class Report:
         trajectories = read_trajectories(ctx.path(TRAJECTORIES_FILE))
         flavours = flavour_infos(ctx, trajectories)
         row_label, axis_label, cost_note = cost_labels(results, flavours)
-        plots = all_plots(results, trajectories, axis_label)
+        degraded = degraded_flavours(results)
+        plots = all_plots(results, trajectories, axis_label, degraded)
         written = [ctx.run.relative(write_text(ctx.path(f"plots/{name}"), svg))
                    for name, svg in plots.items()]
         rows = table_rows(results)
@@ -116,12 +158,25 @@ class Report:
         if "context_fill.svg" not in plots:
             notes.append("No session recorded its context fill: no context-fill plot.")
         folders = session_folders(trajectories)
+        timelines, timeline_note = write_timelines(
+            ctx.run.path, sorted(set(folders.values())), timeline_writer())
+        if timeline_note:
+            notes.append(timeline_note)
+        written.extend(sorted(timelines.values()))
+        plugins = distributions(record_plugins(ctx.run, ctx.runtime))
+        found = findings(results)
         page = render_html(
             ctx.run.info, results, plots, notes, cost_label=row_label,
             claims=claims_section(results.get("claims") or [], folders),
-            flavours_html=flavours_section(flavours, package_versions()),
-            sessions_html=sessions_section(trajectories, results["flavours"]),
-            exports=(TABLE_CSV, TABLE_JSON, RESULTS_FILE))
+            flavours_html=flavours_section(flavours, package_versions(), plugins),
+            sessions_html=sessions_section(trajectories, results["flavours"], timelines),
+            exports=(TABLE_CSV, TABLE_JSON, RESULTS_FILE),
+            result=result_section(found, plots.get("pareto.svg")))
         write_text(ctx.path(REPORT_FILE), page)
-        return StepResult([REPORT_FILE, *written], {"plots": sorted(plots)},
-                          f"report.html with {len(plots)} plot(s)")
+        written.append(ctx.run.relative(write_text(
+            ctx.path(RESULT_FILE), "".join(f"{f.text}\n" for f in found))))
+        return StepResult([REPORT_FILE, *written],
+                          {"plots": sorted(plots), "timelines": len(timelines),
+                           "separated": sum(f.separated for f in found)},
+                          f"report.html with {len(plots)} plot(s), {len(timelines)} timeline "
+                          "page(s)")
