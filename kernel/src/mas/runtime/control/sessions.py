@@ -18,6 +18,8 @@ SESSION_NOT_FOUND = -32001
 """No session with that id under the runs root."""
 NO_MODEL_CALL = -32002
 """The session exists but has made no model call, so it has no ContextUsageView yet."""
+MAX_SESSION_ID_CHARS = 1024
+"""Longest ``session_id`` a method takes (-32602 past it): the answers echo it."""
 
 
 def saved_view(folder: Path) -> dict[str, Any]:
@@ -48,7 +50,7 @@ class SessionTree:
 
     def methods(self) -> list[Method]:
         """The JSON-RPC methods this tree answers."""
-        session = (Param("session_id"),)
+        session = (Param("session_id", max_chars=MAX_SESSION_ID_CHARS),)
         return [
             Method("list_sessions", (), self.list_sessions),
             Method("session_status", session, self.session_status),

@@ -61,7 +61,7 @@ def install_providers(
                 continue
             try:
                 handler = entry.factory()
-            except Exception as exc:
+            except BaseException as exc:  # SystemExit too; on_fault lets Ctrl-C through
                 on_fault(entry, exc)
                 continue
             litellm.custom_provider_map.append({"provider": entry.name, "custom_handler": handler})
