@@ -12,6 +12,7 @@ from typing import Any
 
 from mas.runtime.control._jsonrpc import Method, Param, RpcError
 from mas.runtime.errors import MasError
+from mas.runtime.paths import MAX_RUN_FILE_BYTES, UnreadableFileError, read_regular
 from mas.runtime.session import STATE, TRANSCRIPT, load_state
 
 SESSION_NOT_FOUND = -32001
@@ -139,12 +140,14 @@ class SessionTree:
 
 def _error_kind(transcript: Path) -> str | None:
     # The transcript stores "<ExceptionType>: <message>"; the message may quote provider
-    # text, so only the type crosses the control channel.
-    if not transcript.is_file():
+    # text, so only the type crosses the control channel. A symlink is never followed (it
+    # could point outside --runs), nor a pipe read (it would hang the server).
+    if not transcript.is_file() and not transcript.is_symlink():
         return None
     try:
-        record = json.loads(transcript.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = read_regular(transcript, MAX_RUN_FILE_BYTES, follow_symlinks=False)
+        record = json.loads(raw.decode("utf-8"))
+    except (OSError, ValueError, UnreadableFileError):
         return "UnreadableTranscript"
     error = record.get("error") if isinstance(record, dict) else None
     return str(error).split(":", 1)[0] if error else None

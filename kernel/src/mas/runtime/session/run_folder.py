@@ -21,7 +21,13 @@ from typing import Any
 
 from mas.runtime.errors import ManifestError, Problem, StorageError
 from mas.runtime.events import Event, JsonlEventSink
-from mas.runtime.paths import hold_lock, refuse_symlinks
+from mas.runtime.paths import (
+    MAX_RUN_FILE_BYTES,
+    UnreadableFileError,
+    hold_lock,
+    read_regular,
+    refuse_symlinks,
+)
 from mas.runtime.runtime import Runtime
 from mas.runtime.session.agent import AgentSession
 from mas.runtime.session.store import write_atomic
@@ -135,9 +141,11 @@ def trim_events(path: Path, turns: int) -> int:
     (everything, for 0); a torn last line goes too. Returns the bytes removed.
     """
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, MAX_RUN_FILE_BYTES, follow_symlinks=False)
     except FileNotFoundError:
         return 0
+    except UnreadableFileError as exc:
+        raise StorageError(str(exc)) from exc
     except OSError as exc:
         raise StorageError(f"{path}: cannot read ({exc.strerror})") from exc
     keep = offset = 0

@@ -15,9 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from mas.runtime.errors import ManifestError, Problem
+from mas.runtime.paths import UnreadableFileError, read_regular
 
 MAX_DEPTH = 100
 """Deepest nesting of lists and objects accepted on one line."""
+MAX_FILE_BYTES = 256 << 20
+"""Largest JSON-lines file read (256 MiB); a pipe or device is refused whatever its size."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -29,11 +32,14 @@ def read_lines(path: Path, source: str | None = None, what: str = "file") -> lis
     :param source: how errors name the file (default: the path).
     :param what: what the file is, in the error (``cannot read dataset: ...``).
 
-    :raises ManifestError: unreadable, or not UTF-8 (naming the line of the first bad byte).
+    :raises ManifestError: unreadable, not a regular file, larger than
+        :data:`MAX_FILE_BYTES`, or not UTF-8 (naming the line of the first bad byte).
     """
     name = source or str(path)
     try:
-        data = Path(path).read_bytes()
+        data = read_regular(Path(path), MAX_FILE_BYTES)
+    except UnreadableFileError as exc:
+        raise ManifestError([Problem(name, "", f"cannot read {what}: {exc.reason}")]) from None
     except OSError as exc:
         raise ManifestError([Problem(name, "", f"cannot read {what}: {exc.strerror}")]) from None
     try:
