@@ -42,7 +42,7 @@ def load_litellm() -> ModuleType:
 
 
 def install_providers(
-    registry: KindRegistry, on_fault: Callable[[TypeEntry, Exception], None]
+    registry: KindRegistry, on_fault: Callable[[TypeEntry, BaseException], None]
 ) -> list[str]:
     """Add every registered ``model_provider`` to ``litellm.custom_provider_map``.
 
