@@ -77,3 +77,34 @@ def test_reads_are_bounded(tmp_path: Path) -> None:
     with pytest.raises(UnreadableFileError, match="too large \\(101 bytes; at most 100\\)"):
         read_regular(big, 100)
     assert MAX_FILE_BYTES == 256 << 20
+
+
+def test_eval_never_waits_on_a_fifo_transcript(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from mas.library.eval import cli as eval_cli
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    os.mkfifo(folder / "transcript.json")
+    done = CliRunner().invoke(eval_cli.eval_command, [str(folder), "-m", "tokens"])
+    assert done.exit_code == 2, done.output  # a pipe does not make a run folder
+    assert "not a run folder (no transcript.json)" in done.output
+
+
+def test_a_fifo_skill_is_refused_not_waited_on(tmp_path: Path) -> None:
+    from mas.runtime.session.skills import SkillLibrary
+
+    (tmp_path / "runbook").mkdir()
+    os.mkfifo(tmp_path / "runbook" / "SKILL.md")
+    with pytest.raises(ValueError, match="skill 'runbook': not a regular file"):
+        SkillLibrary(tmp_path).activate("runbook")
+
+
+def test_a_fifo_manifest_is_refused_in_one_line(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "agent.yaml")
+    done = subprocess.run([MAS_CTL, "compile", "agent.yaml"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "agent.yaml: not a regular file (a manifest is a YAML file)")
