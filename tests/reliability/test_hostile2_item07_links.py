@@ -2,7 +2,7 @@
 
 ``serve`` does not read a ``transcript.json`` symlinked outside ``--runs``; an
 ``events.jsonl`` or session journal hard-linked to a file elsewhere is replaced by a copy
-of its own before it is appended to, so the other file never changes.
+of its own before it is appended to or cut on resume, so the other file never changes.
 """
 
 from __future__ import annotations
@@ -15,8 +15,15 @@ import pytest
 
 from mas.runtime.control import SessionTree
 from mas.runtime.events import Event, JsonlEventSink
-from mas.runtime.paths import UnreadableFileError, open_append, read_regular
+from mas.runtime.paths import (
+    UnreadableFileError,
+    UnsafePathError,
+    open_append,
+    read_regular,
+    truncate_own,
+)
 from mas.runtime.session import STATE, TRANSCRIPT
+from mas.runtime.session.run_folder import trim_events
 from mas.runtime.session.store import STATE_VERSION
 
 
@@ -61,3 +68,19 @@ def test_open_append_breaks_a_hard_link_to_a_journal(tmp_path: Path) -> None:
     assert outside.read_bytes() == b"kept\n"
     assert journal.read_bytes() == b"kept\nappended\n"
     assert not list(tmp_path.glob(".session.journal.*")), "no temporary copy left behind"
+
+
+def test_cutting_a_hard_linked_file_leaves_the_other_whole(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.jsonl"
+    outside.write_bytes(b'{"event": "a"}\n{"event": "b"}\n')
+    events = tmp_path / "events.jsonl"
+    os.link(outside, events)
+    assert trim_events(events, 0) == len(outside.read_bytes())
+    assert events.read_bytes() == b""
+    assert outside.read_bytes() == b'{"event": "a"}\n{"event": "b"}\n'
+    (tmp_path / "target").write_bytes(b"keep")
+    link = tmp_path / "symlinked"
+    link.symlink_to(tmp_path / "target")
+    with pytest.raises(UnsafePathError):
+        truncate_own(link, 0)
+    assert (tmp_path / "target").read_bytes() == b"keep"

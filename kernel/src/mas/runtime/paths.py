@@ -8,9 +8,10 @@ Three guards, used by every writer and remover of run folders:
   character;
 - :func:`contained`: a path, resolved with its symlinks followed, lies inside its root
   (resolved the same way); anything else raises :class:`UnsafePathError`;
-- :func:`open_append` and :func:`refuse_symlinks`: files of a run folder are opened with
-  ``O_NOFOLLOW``, and a planted symlink is refused rather than written through; a file
-  with another hard link is replaced by a copy of its own before the first append.
+- :func:`open_append`, :func:`truncate_own` and :func:`refuse_symlinks`: files of a run
+  folder are opened with ``O_NOFOLLOW``, and a planted symlink is refused rather than
+  written through; a file with another hard link is replaced by a copy of its own before
+  it is appended to or cut.
 
 And one for reading (issue 26, items 6 and 7): :func:`read_regular` reads only a regular
 file (never a FIFO or a device, which would hang or never end), at most a given size,
@@ -125,11 +126,27 @@ def open_append(path: Path) -> int:
     :return: the file descriptor.
     :raises UnsafePathError: ``path`` is a symlink.
     """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+    return _open_own(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+
+def truncate_own(path: Path, size: int) -> None:
+    """Cut ``path`` to ``size`` bytes, never through a symlink or a hard link.
+
+    :raises UnsafePathError: ``path`` is a symlink.
+    """
+    fd = _open_own(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        os.ftruncate(fd, size)
+    finally:
+        os.close(fd)
+
+
+def _open_own(path: Path, flags: int) -> int:
     fd = _open_nofollow(path, flags)
     if os.fstat(fd).st_nlink > 1:
-        # A hard link shares the inode with a file elsewhere: appending would write there
-        # too. The folder's file becomes a copy of its own (the other name keeps the old).
+        # A hard link shares the inode with a file elsewhere: writing would change that
+        # file too. The folder's file becomes a copy of its own (the other name keeps the
+        # old content).
         os.close(fd)
         _unlink_copy(Path(path))
         fd = _open_nofollow(path, flags)

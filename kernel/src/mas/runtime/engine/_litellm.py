@@ -55,7 +55,7 @@ def _install_sent_signal(litellm: ModuleType) -> None:
             return
         from litellm.integrations.custom_logger import CustomLogger
 
-        class _RequestSent(CustomLogger):  # type: ignore[misc]
+        class _RequestSent(CustomLogger):
             def log_pre_api_call(self, model: Any, messages: Any, kwargs: Any) -> None:
                 hook = _SENDING.get(threading.get_ident())
                 if hook is not None:
@@ -73,7 +73,11 @@ def on_request_sent(hook: Callable[[], None]) -> Callable[[], None]:
     """
     ident = threading.get_ident()
     _SENDING[ident] = hook
-    return lambda: _SENDING.pop(ident, None)  # type: ignore[func-returns-value]
+
+    def forget() -> None:
+        _SENDING.pop(ident, None)
+
+    return forget
 
 
 def signals_sending(model: str) -> bool:

@@ -27,6 +27,7 @@ from mas.runtime.paths import (
     hold_lock,
     read_regular,
     refuse_symlinks,
+    truncate_own,
 )
 from mas.runtime.protocols import Message
 from mas.runtime.runtime import Runtime
@@ -180,5 +181,5 @@ def trim_events(path: Path, turns: int) -> int:
             if event.get("event") == "session.turn" and event.get("turn") == turns:
                 keep = offset
     if keep < len(raw):
-        os.truncate(path, keep)
+        truncate_own(path, keep)
     return len(raw) - keep

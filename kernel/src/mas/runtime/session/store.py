@@ -41,6 +41,7 @@ from mas.runtime.paths import (
     open_append,
     read_regular,
     refuse_symlinks,
+    truncate_own,
 )
 from mas.runtime.secrets import mask
 
@@ -155,7 +156,7 @@ class StateJournal:
             return None
         state, good = _read(self.path)
         if self.journal.is_file() and self.journal.stat().st_size > good:
-            os.truncate(self.journal, good)
+            truncate_own(self.journal, good)
         self._saved = len(state.get("transcript") or [])
         self._snapshot_bytes = self.path.stat().st_size
         self._journal_bytes = good
