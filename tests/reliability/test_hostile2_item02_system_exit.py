@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,14 +22,6 @@ from mas.runtime.events import Event
 from mas.runtime.registry import KindRegistry
 
 MAS_CTL = str(Path(sys.executable).with_name("mas-ctl"))
-AGENT = """\
-apiVersion: mas/v1
-kind: Agent
-metadata: {name: small}
-spec:
-  models: [{id: main, model: offline/default, context_window: 4000, max_tokens: 200}]
-  context_manager: {type: summarising, params: {keep_turns: 2}}
-"""
 
 
 def write_plugin(site: Path, source: str) -> Path:
@@ -84,9 +77,11 @@ def test_system_exit_at_start_up_is_a_fault_of_its_plugin(
     assert done.stderr.count("MAS_DISABLE_PLUGINS=exiting skips it") == 1
 
 
-def test_an_observer_raising_system_exit_does_not_end_the_run(tmp_path: Path) -> None:
+def test_an_observer_raising_system_exit_does_not_end_the_run(
+    tmp_path: Path, offline_agent: Callable[[Path], Path]
+) -> None:
     plugin_file = write_plugin(tmp_path, OBSERVER_EXIT)
-    (tmp_path / "agent.yaml").write_text(AGENT)
+    offline_agent(tmp_path)
     (tmp_path / "turns.jsonl").write_text('"My id is X-1."\n"What is my id?"\n')
     done = mas_ctl(tmp_path, "run", "agent.yaml", "--input", "turns.jsonl", "--out", "out")
     assert done.returncode == 3, done.stderr  # degraded: the plugin left out during the run

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -25,19 +26,10 @@ def dead_base_url() -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
-def run_folder(folder: Path) -> Path:
-    """A minimal stored run: one exchange."""
-    folder.mkdir(parents=True)
-    messages = [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hi."}]
-    (folder / "transcript.json").write_text(json.dumps({
-        "session_id": "s1", "agent": "helper", "model": "gpt-4o", "messages": messages,
-        "final_answer": "Hi.", "error": None}))
-    (folder / "events.jsonl").write_text("")
-    return folder
-
-
-def test_every_judge_call_failing_ends_degraded_and_a_rerun_retries(tmp_path: Path) -> None:
-    folder = run_folder(tmp_path / "run")
+def test_every_judge_call_failing_ends_degraded_and_a_rerun_retries(
+    tmp_path: Path, stored_run: Callable[[Path], Path]
+) -> None:
+    folder = stored_run(tmp_path / "run")
     infra = tmp_path / "infra.yaml"
     infra.write_text(
         "apiVersion: mas/v1\nkind: Infra\nmetadata: {name: dead}\nspec:\n"

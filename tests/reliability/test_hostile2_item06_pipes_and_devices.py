@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,23 +23,18 @@ from mas.runtime.session.store import STATE_VERSION, journal_path
 from mas.runtime.spec.jsonl import MAX_FILE_BYTES
 
 MAS_CTL = str(Path(sys.executable).with_name("mas-ctl"))
-AGENT = """\
-apiVersion: mas/v1
-kind: Agent
-metadata: {name: small}
-spec:
-  models: [{id: main, model: offline/default, context_window: 4000, max_tokens: 200}]
-"""
 
 
 def run_with_input(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
-    """``mas-ctl run agent.yaml --input SOURCE`` from ``tmp_path``."""
-    (tmp_path / "agent.yaml").write_text(AGENT)
+    """``mas-ctl run agent.yaml --input SOURCE`` from ``tmp_path`` (agent.yaml written)."""
     return subprocess.run([MAS_CTL, "run", "agent.yaml", "--input", source, "--out", "out"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
 
 
-def test_run_input_from_a_device_is_refused_in_one_line(tmp_path: Path) -> None:
+def test_run_input_from_a_device_is_refused_in_one_line(
+    tmp_path: Path, offline_agent: Callable[[Path], Path]
+) -> None:
+    offline_agent(tmp_path)
     done = run_with_input(tmp_path, "/dev/zero")
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
@@ -46,7 +42,10 @@ def test_run_input_from_a_device_is_refused_in_one_line(tmp_path: Path) -> None:
         "/dev/zero: cannot read file: not a regular file (a pipe, device or folder)"]
 
 
-def test_run_input_from_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+def test_run_input_from_a_fifo_is_refused_not_waited_on(
+    tmp_path: Path, offline_agent: Callable[[Path], Path]
+) -> None:
+    offline_agent(tmp_path)
     os.mkfifo(tmp_path / "turns.jsonl")
     done = run_with_input(tmp_path, "turns.jsonl")
     assert done.returncode == 2, done.stderr

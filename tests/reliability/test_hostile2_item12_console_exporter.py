@@ -7,20 +7,16 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 MAS_CTL = str(Path(sys.executable).with_name("mas-ctl"))
-AGENT = """\
-apiVersion: mas/v1
-kind: Agent
-metadata: {name: small}
-spec:
-  models: [{id: main, model: offline/default, context_window: 4000, max_tokens: 200}]
-"""
 
 
-def test_console_spans_go_to_stderr_with_json(tmp_path: Path) -> None:
-    (tmp_path / "agent.yaml").write_text(AGENT)
+def test_console_spans_go_to_stderr_with_json(
+    tmp_path: Path, offline_agent: Callable[[Path], Path]
+) -> None:
+    offline_agent(tmp_path)
     (tmp_path / "turns.jsonl").write_text('"Hello."\n')
     env = dict(os.environ, OTEL_TRACES_EXPORTER="console")
     env.pop("MAS_CONFIG", None)

@@ -3,7 +3,7 @@ eval --backend mce`` exits 4, as for a failed model call; a missing venv stays e
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,27 +20,17 @@ kill -9 $$
 """
 
 
-def run_folder(folder: Path) -> Path:
-    """A minimal stored run: one exchange."""
-    folder.mkdir(parents=True)
-    messages = [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hi."}]
-    (folder / "transcript.json").write_text(json.dumps({
-        "session_id": "s1", "agent": "helper", "model": "gpt-4o", "messages": messages,
-        "final_answer": "Hi.", "error": None}))
-    (folder / "events.jsonl").write_text("")
-    return folder
-
-
 @pytest.mark.parametrize(("worker", "code"), [("killed", 4), ("missing", 2)])
 def test_exit_code_of_a_worker_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                       worker: str, code: int) -> None:
+                                       stored_run: Callable[[Path], Path], worker: str,
+                                       code: int) -> None:
     python = tmp_path / "python"
     if worker == "killed":
         python.write_text(KILLED_WORKER)
         python.chmod(0o755)
     monkeypatch.setenv("MAS_MCE_PYTHON", str(python))
     done = CliRunner().invoke(eval_cli.eval_command, [
-        str(run_folder(tmp_path / "run")), "--backend", "mce", "--model", "openai/judge",
+        str(stored_run(tmp_path / "run")), "--backend", "mce", "--model", "openai/judge",
         "-m", "GoalSuccessRate"])
     assert done.exit_code == code, done.output
     assert "Traceback" not in done.output

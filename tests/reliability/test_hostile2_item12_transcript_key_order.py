@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from hypothesis import given
@@ -14,13 +15,6 @@ from hypothesis import strategies as st
 from mas.runtime.session.run_folder import canonical_message
 
 MAS_CTL = str(Path(sys.executable).with_name("mas-ctl"))
-AGENT = """\
-apiVersion: mas/v1
-kind: Agent
-metadata: {name: small}
-spec:
-  models: [{id: main, model: offline/default, context_window: 4000, max_tokens: 200}]
-"""
 TURNS = ['"My id is X-1."', '"What is my id?"', '"And again?"']
 
 
@@ -31,8 +25,10 @@ def _run(cwd: Path, turns: list[str], out: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def test_a_resumed_transcript_matches_an_uninterrupted_one(tmp_path: Path) -> None:
-    (tmp_path / "agent.yaml").write_text(AGENT)
+def test_a_resumed_transcript_matches_an_uninterrupted_one(
+    tmp_path: Path, offline_agent: Callable[[Path], Path]
+) -> None:
+    offline_agent(tmp_path)
     _run(tmp_path, TURNS, "full")
     _run(tmp_path, TURNS[:1], "resumed")
     _run(tmp_path, TURNS, "resumed")
