@@ -33,7 +33,7 @@ from mas.runtime.control import (
     StdioClient,
     serve,
 )
-from mas.runtime.control._jsonrpc import nesting_depth
+from mas.runtime.spec.jsonl import nesting_depth
 
 MAS_CTL = str(Path(sys.executable).with_name("mas-ctl"))
 LIST = '{"jsonrpc": "2.0", "id": 7, "method": "list_sessions"}'
@@ -77,7 +77,7 @@ def test_depth_up_to_the_bound_is_parsed(tmp_path: Path) -> None:
 
 
 def test_brackets_inside_strings_are_not_nesting() -> None:
-    assert nesting_depth(b'{"a": "[[[[{{\\"[[", "b": [1, [2]]}') == 3
+    assert nesting_depth('{"a": "[[[[{{\\"[[", "b": [1, [2]]}') == 3
 
 
 def test_a_long_line_is_refused_unread_and_the_next_is_answered(tmp_path: Path) -> None:
@@ -153,4 +153,4 @@ def test_nesting_depth_matches_the_decoded_structure(value: Any) -> None:
             return 1 + max((depth(i) for i in item.values()), default=0)
         return 0
 
-    assert nesting_depth(json.dumps(value).encode()) == depth(value)
+    assert nesting_depth(json.dumps(value)) == depth(value)

@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 import reprlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from mas.runtime.spec.jsonl import nesting_depth
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +46,6 @@ MAX_ID_CHARS = 256
 MAX_REPLY_BYTES = 1 << 20
 """Largest reply line (a batch's whole array); past it, an item gets an internal error."""
 
-# Strings hold any brackets; removing them first leaves only the structure. The pattern
-# has no nested choice between overlapping branches, so it runs in linear time.
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _SHORT = reprlib.Repr()
 _SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist, _SHORT.maxdict = (
     2, 60, 60, 4, 4)
@@ -123,12 +120,12 @@ class Dispatcher:
         """
         if not line.strip():
             return None
-        raw = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else line
         try:
-            depth = nesting_depth(raw)
+            text = line.decode("utf-8") if isinstance(line, bytes) else line
+            depth = nesting_depth(text, MAX_DEPTH)
             if depth > MAX_DEPTH:
                 raise ValueError(f"nested {depth} deep, more than {MAX_DEPTH}")
-            message = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite)
+            message = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
         except ValueError as exc:
             return _dump(_error_reply(None, RpcError(PARSE_ERROR, f"Parse error: {exc}")))
         reply = self.handle(message)
@@ -270,16 +267,6 @@ def _has_kind(value: Any, kind: type) -> bool:
 
 def _error_reply(ident: Any, error: RpcError) -> dict[str, Any]:
     return {"jsonrpc": VERSION, "error": error.to_json(), "id": ident}
-
-
-def nesting_depth(raw: bytes) -> int:
-    """How deep arrays and objects nest in ``raw``, counted in one pass without decoding."""
-    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
-    depth = deepest = 0
-    for byte in brackets:
-        depth += 1 if byte in b"[{" else -1
-        deepest = max(deepest, depth)
-    return deepest
 
 
 def _refuse_constant(name: str) -> Any:

@@ -58,7 +58,7 @@ def parse_line(line: str) -> Any:
     """
     # Count openers before parsing: json.loads recurses once per level, and 200,000
     # levels exhaust the stack (RecursionError) long before the parser would complain.
-    if line.count("[") + line.count("{") > MAX_DEPTH and _depth(line) > MAX_DEPTH:
+    if nesting_depth(line, MAX_DEPTH) > MAX_DEPTH:
         raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
     try:
         value = json.loads(line)
@@ -69,8 +69,16 @@ def parse_line(line: str) -> Any:
     return value
 
 
-def _depth(line: str) -> int:
-    """Deepest bracket nesting outside strings."""
+def nesting_depth(line: str, bound: int | None = None) -> int:
+    """Deepest bracket nesting outside strings, in one pass without decoding.
+
+    :param bound: a line with no more openers (``[``, ``{``) than this returns their
+        count at once, an upper bound of its depth that is within the bound: the pass is
+        only paid for lines that might nest deeper.
+    """
+    openers = line.count("[") + line.count("{")
+    if bound is not None and openers <= bound:
+        return openers
     depth = deepest = 0
     for char in _STRING.sub("", line):
         if char in "[{":
