@@ -104,6 +104,45 @@ def make_lab() -> Callable[..., Path]:
     return tiny_lab
 
 
+OFFLINE_AGENT = """\
+apiVersion: mas/v1
+kind: Agent
+metadata: {name: small}
+spec:
+  models: [{id: main, model: offline/default, context_window: 4000, max_tokens: 200}]
+  context_manager: {type: summarising, params: {keep_turns: 2}}
+"""
+
+
+@pytest.fixture
+def offline_agent() -> Callable[[Path], Path]:
+    """Writes ``agent.yaml`` (an agent on the offline model) into a folder; returns it."""
+
+    def write(folder: Path) -> Path:
+        path = folder / "agent.yaml"
+        path.write_text(OFFLINE_AGENT)
+        return path
+
+    return write
+
+
+@pytest.fixture
+def stored_run() -> Callable[[Path], Path]:
+    """Writes a minimal stored run (one exchange, no events) as a new folder; returns it."""
+
+    def write(folder: Path) -> Path:
+        folder.mkdir(parents=True)
+        messages = [{"role": "user", "content": "Hello"},
+                    {"role": "assistant", "content": "Hi."}]
+        (folder / "transcript.json").write_text(json.dumps({
+            "session_id": "s1", "agent": "helper", "model": "gpt-4o", "messages": messages,
+            "final_answer": "Hi.", "error": None}))
+        (folder / "events.jsonl").write_text("")
+        return folder
+
+    return write
+
+
 ENGINE_CONFTEST = Path(__file__).resolve().parents[1] / "engine" / "conftest.py"
 
 

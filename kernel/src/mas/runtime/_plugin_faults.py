@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pluggy
 
-from mas.runtime.errors import PluginLoadError
+from mas.runtime.errors import PluginLoadError, PluginTimeoutError
 
 log = logging.getLogger("mas.runtime.plugins")
 
@@ -55,11 +55,12 @@ def fault_location(
     """
     if isinstance(exc, SyntaxError) and exc.filename:
         return exc.filename, exc.lineno
-    frames = [
+    # A plugin past its deadline raised nothing: where its thread hangs is its line.
+    stack = exc.stack if isinstance(exc, PluginTimeoutError) else [
         (frame.f_code.co_filename, lineno, frame.f_globals.get("__name__"))
         for frame, lineno in traceback.walk_tb(exc.__traceback__)
-        if not frame.f_code.co_filename.startswith("<")
     ]
+    frames = [f for f in stack if not f[0].startswith("<")]
     if package:
         mine = [f for f in frames if f[2] == package or str(f[2]).startswith(package + ".")]
         if mine:

@@ -162,3 +162,22 @@ class StorageError(MasError, OSError):
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         return cls(f"{path}: cannot write ({reason}); free disk space or fix the folder's "
                    "permissions, then run the same command again to resume")
+
+
+class PluginTimeoutError(MasError, TimeoutError):
+    """A plugin's import or registration hook was still running when its deadline passed.
+
+    :param what: what was running (``"import of entry point 'x'"``).
+    :param seconds: the deadline.
+    :param stack: where its thread was waiting, outermost frame first, as
+        ``(file, line, module)``: the plugin's own line is in there.
+    """
+
+    def __init__(self, what: str, seconds: float, stack: list[tuple[str, int, object]]) -> None:
+        super().__init__(
+            f"{what} did not finish within {seconds:g} s; left running on its thread "
+            "(a thread cannot be stopped)"
+        )
+        self.what = what
+        self.seconds = seconds
+        self.stack = stack

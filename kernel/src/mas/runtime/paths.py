@@ -8,8 +8,14 @@ Three guards, used by every writer and remover of run folders:
   character;
 - :func:`contained`: a path, resolved with its symlinks followed, lies inside its root
   (resolved the same way); anything else raises :class:`UnsafePathError`;
-- :func:`open_append` and :func:`refuse_symlinks`: files of a run folder are opened with
-  ``O_NOFOLLOW``, and a planted symlink is refused rather than written through.
+- :func:`open_append`, :func:`truncate_own` and :func:`refuse_symlinks`: files of a run
+  folder are opened with ``O_NOFOLLOW``, and a planted symlink is refused rather than
+  written through; a file with another hard link is replaced by a copy of its own before
+  it is appended to or cut.
+
+And one for reading (issue 26, items 6 and 7): :func:`read_regular` reads only a regular
+file (never a FIFO or a device, which would hang or never end), at most a given size,
+optionally refusing a symlink.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ import errno
 import fcntl
 import os
 import shutil
+import stat
+import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +40,22 @@ MAX_NAME_LENGTH = 128
 FOLDER_NAME_PATTERN = r"^[^./\\\x00-\x1f\x7f](?![\s\S]*[/\\\x00-\x1f\x7f])"
 """:func:`folder_name_problem`'s rule (length aside) as a JSON Schema ``pattern``, for editors.
 A look-ahead, not ``$``: Python's ``$`` also matches before a final newline."""
+
+
+MAX_RUN_FILE_BYTES = 1 << 30
+"""Largest run-folder file read back (session.json, its journal, transcript.json,
+events.jsonl): 1 GiB."""
+
+
+class UnreadableFileError(MasError):
+    """A file that is not read: not a regular file, too large, a symlink, unreadable.
+
+    :ivar reason: why, without the path (``not a regular file (...)``).
+    """
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.reason = reason
 
 
 class UnsafePathError(MasError):
@@ -102,8 +126,75 @@ def open_append(path: Path) -> int:
     :return: the file descriptor.
     :raises UnsafePathError: ``path`` is a symlink.
     """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
-    return _open_nofollow(path, flags)
+    return _open_own(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+
+def truncate_own(path: Path, size: int) -> None:
+    """Cut ``path`` to ``size`` bytes, never through a symlink or a hard link.
+
+    :raises UnsafePathError: ``path`` is a symlink.
+    """
+    fd = _open_own(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        os.ftruncate(fd, size)
+    finally:
+        os.close(fd)
+
+
+def _open_own(path: Path, flags: int) -> int:
+    fd = _open_nofollow(path, flags)
+    if os.fstat(fd).st_nlink > 1:
+        # A hard link shares the inode with a file elsewhere: writing would change that
+        # file too. The folder's file becomes a copy of its own (the other name keeps the
+        # old content).
+        os.close(fd)
+        _unlink_copy(Path(path))
+        fd = _open_nofollow(path, flags)
+    return fd
+
+
+def _unlink_copy(path: Path) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as copy, open(path, "rb") as original:
+            shutil.copyfileobj(original, copy)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_regular(path: Path, limit: int, *, follow_symlinks: bool = True) -> bytes:
+    """The bytes of ``path``, a regular file of at most ``limit`` bytes.
+
+    Opened without blocking (a FIFO would wait for a writer) and checked on the open
+    descriptor, so what is read is what was checked; read with a bound too, for a file
+    that grows meanwhile.
+
+    :raises FileNotFoundError: ``path`` does not exist.
+    :raises UnreadableFileError: not a regular file (a FIFO, a device, a folder), larger
+        than ``limit``, a symlink when ``follow_symlinks`` is false, or unreadable; the
+        message names the path and why.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    if not follow_symlinks:
+        flags |= os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        why = "is a symbolic link" if exc.errno == errno.ELOOP else f"cannot read ({exc.strerror})"
+        raise UnreadableFileError(path, why) from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableFileError(path, "not a regular file (a pipe, device or folder)")
+        data = handle.read(limit + 1) if info.st_size <= limit else b""
+    if info.st_size > limit or len(data) > limit:
+        size = max(info.st_size, len(data))
+        raise UnreadableFileError(path, f"too large ({size:,} bytes; at most {limit:,})")
+    return data
 
 
 def open_lock(path: Path) -> int:

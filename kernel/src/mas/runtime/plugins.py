@@ -8,7 +8,9 @@ than never being called.
 One faulty plugin never takes the others down: a plugin that fails to import, to
 register, or declares an unknown hook is recorded as a :class:`PluginLoadError` (with the
 file and line in its own code), reported once on stderr with the ``MAS_DISABLE_PLUGINS``
-hint, and left out; ``strict=True`` raises the error instead.
+hint, and left out; ``strict=True`` raises the error instead. ``SystemExit`` from a
+plugin is such a fault too, and so is an import or registration hook still running after
+``load_timeout`` seconds (issue 26, items 2 and 3).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import importlib_metadata
 import pluggy
 
 from mas.runtime import _plugin_faults, hookspecs
+from mas.runtime._plugin_deadline import DEFAULT_LOAD_TIMEOUT, call_with_deadline
 from mas.runtime.errors import PluginLoadError
 from mas.runtime.registry import PluginInfo
 
@@ -35,11 +38,18 @@ IN_PROCESS = "in-process"
 
 
 class MasPluginManager(pluggy.PluginManager):
-    """A pluggy manager that also remembers where each plugin came from and what failed."""
+    """A pluggy manager that also remembers where each plugin came from and what failed.
 
-    def __init__(self, *, strict: bool = False) -> None:
+    :param load_timeout: seconds a plugin's import and each of its registration hooks may
+        take before the plugin is left out.
+    """
+
+    def __init__(
+        self, *, strict: bool = False, load_timeout: float = DEFAULT_LOAD_TIMEOUT
+    ) -> None:
         super().__init__(PROJECT)
         self.strict = strict
+        self.load_timeout = load_timeout
         self.infos: dict[str, PluginInfo] = {}
         self.groups: dict[str, str] = {}
         self.failures: list[PluginLoadError] = []
@@ -79,8 +89,13 @@ class MasPluginManager(pluggy.PluginManager):
     ) -> PluginLoadError:
         """Record that plugin ``name`` is faulty, take it out, and report it once.
 
+        Anything a plugin raises is its fault, ``SystemExit`` included (a plugin may not
+        end the process), except ``KeyboardInterrupt``: the user's Ctrl-C, raised again.
+
         :raises PluginLoadError: when the manager is strict.
         """
+        if isinstance(reason, KeyboardInterrupt):
+            raise reason
         info = self.info(name)
         error = PluginLoadError(
             name,
@@ -118,6 +133,7 @@ def make_plugin_manager(
     plugins: Iterable[tuple[str, object]] = (),
     disabled: Iterable[str] | None = None,
     strict: bool = False,
+    load_timeout: float = DEFAULT_LOAD_TIMEOUT,
 ) -> MasPluginManager:
     """Build a fresh plugin manager; nothing is shared between calls.
 
@@ -126,10 +142,12 @@ def make_plugin_manager(
         built-in plugin (tests, notebooks).
     :param disabled: plugin names to skip; defaults to ``MAS_DISABLE_PLUGINS``.
     :param strict: raise the first :class:`PluginLoadError` instead of recording it.
+    :param load_timeout: seconds each plugin's import and each of its registration hooks
+        may take (default 30); a plugin past it is left out.
     """
     from mas.runtime import __version__, _builtin
 
-    pm = MasPluginManager(strict=strict)
+    pm = MasPluginManager(strict=strict, load_timeout=load_timeout)
     pm.add_hookspecs(hookspecs)
     if os.environ.get(TRACE_ENV, "") not in ("", "0"):
         pm.trace.root.setwriter(sys.stderr.write)
@@ -157,8 +175,10 @@ def _load_entry_points(pm: MasPluginManager) -> None:
             dist.version if dist is not None else None,
         )
         try:
-            plugin: Any = ep.load()
-        except Exception as exc:  # a broken plugin must not take the others down
+            plugin: Any = call_with_deadline(
+                ep.load, pm.load_timeout, f"import of entry point {ep.name!r}"
+            )
+        except BaseException as exc:  # a broken plugin must not take the others down
             pm.infos[ep.name] = info
             pm.groups[ep.name] = ENTRY_POINT_GROUP
             # The module named by the entry point is the plugin's own code, even unimported.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,6 +82,10 @@ class PluginInfo:
         return f'plugin "{self.name}"'
 
 
+IN_PROCESS_PROVIDER = PluginInfo("<in-process>")
+"""The provider of types registered outside any registration hook."""
+
+
 @dataclass(frozen=True)
 class TypeEntry:
     """One registered type: its name, how to build it, and its params model."""
@@ -116,16 +121,28 @@ class KindRegistry:
     """The registry of one kind, handed to that kind's registration hook.
 
     ``current`` is set by the runtime to the plugin whose hook is running, so each entry
-    records its provider without the plugin having to say who it is. ``used`` holds the
-    names :meth:`get` has handed out: what this runtime bound, for a run's provenance.
+    records its provider without the plugin having to say who it is. It is kept per
+    thread: each hook runs on a thread of its own (with a deadline), and a hook abandoned
+    past its deadline must not register under the plugin that runs next. ``used`` holds
+    the names :meth:`get` has handed out: what this runtime bound, for a run's provenance.
     """
 
     kind: str
     entries: dict[str, TypeEntry] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
-    current: PluginInfo = field(default_factory=lambda: PluginInfo("<in-process>"))
     failed_plugins: list[str] = field(default_factory=list)
     used: set[str] = field(default_factory=set)
+    _local: threading.local = field(default_factory=threading.local, repr=False, compare=False)
+
+    @property
+    def current(self) -> PluginInfo:
+        """The plugin whose registration hook runs on this thread."""
+        info = getattr(self._local, "info", None)
+        return info if isinstance(info, PluginInfo) else IN_PROCESS_PROVIDER
+
+    @current.setter
+    def current(self, info: PluginInfo) -> None:
+        self._local.info = info
 
     def register(
         self,
@@ -147,7 +164,11 @@ class KindRegistry:
         :raises ValueError: the name is not lower_snake_case, or ``params`` has no JSON
             Schema (a field no YAML value can fill).
         :raises DuplicateTypeError: another plugin already registered the name.
+        :raises RuntimeError: the registering plugin was left out (a hook that finished
+            after its deadline).
         """
+        if self.current.name in self.failed_plugins:
+            raise RuntimeError(f"plugin {self.current.name!r} was left out; {name!r} refused")
         if not _NAME.match(name):
             raise ValueError(f"{self.kind} type name {name!r} must be lower_snake_case")
         if params is not None:

@@ -9,11 +9,21 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from pluggy import HookImpl
+
+from mas.runtime._plugin_deadline import DEFAULT_LOAD_TIMEOUT, call_with_deadline
 from mas.runtime._plugin_faults import fault_location, package_of
 from mas.runtime.errors import MasError
 from mas.runtime.events import Event
 from mas.runtime.plugins import MasPluginManager, make_plugin_manager
-from mas.runtime.registry import KINDS, REGISTRATION_HOOKS, Registries, TypeEntry
+from mas.runtime.registry import (
+    KINDS,
+    REGISTRATION_HOOKS,
+    KindRegistry,
+    PluginInfo,
+    Registries,
+    TypeEntry,
+)
 from mas.runtime.secrets import mask
 
 EventListener = Callable[[Event], None]
@@ -43,11 +53,16 @@ class Runtime:
         plugins: Iterable[tuple[str, object]] = (),
         disabled: Iterable[str] | None = None,
         strict: bool = False,
+        load_timeout: float = DEFAULT_LOAD_TIMEOUT,
     ) -> Runtime:
         """Build a runtime with a fresh plugin manager (arguments as for the manager)."""
         return cls(
             make_plugin_manager(
-                entry_points=entry_points, plugins=plugins, disabled=disabled, strict=strict
+                entry_points=entry_points,
+                plugins=plugins,
+                disabled=disabled,
+                strict=strict,
+                load_timeout=load_timeout,
             )
         )
 
@@ -64,7 +79,10 @@ class Runtime:
 
         Emits ``plugin.fault`` (outside any session: the plugin is gone for all of them),
         which a session whose turn is running counts as ``plugin_faults``.
+        ``KeyboardInterrupt`` is not a fault: it is raised again.
         """
+        if isinstance(reason, KeyboardInterrupt):
+            raise reason
         with self._faults_lock:  # sessions on threads may fault the same plugin at once
             if name in self.pm.failed_names():
                 return
@@ -126,7 +144,7 @@ class Runtime:
                 answer = impl.function(**_accepted(kwargs, impl.argnames))
             except user_errors:
                 raise
-            except Exception as exc:  # one plugin's bug must not take the run down
+            except BaseException as exc:  # one plugin's bug must not take the run down
                 if impl.plugin_name == "builtin":
                     raise
                 file, line = fault_location(exc, package_of(impl.plugin), impl.function)
@@ -149,7 +167,8 @@ def build_registries(pm: MasPluginManager) -> Registries:
 
     Calling implementations one at a time (rather than through ``pm.hook``) is what lets
     each entry remember its provider and a duplicate name say which two plugins clash. A
-    hook that raises (a bad type name, a duplicate, a bug) faults its plugin alone: what it
+    hook that raises (a bad type name, a duplicate, a bug, ``SystemExit``) or is still
+    running after the manager's ``load_timeout`` faults its plugin alone: what it
     registered is forgotten in every kind, it is taken out of the manager, and the other
     plugins' types stay.
     """
@@ -164,13 +183,25 @@ def build_registries(pm: MasPluginManager) -> Registries:
             if impl.plugin_name in failed:
                 continue
             pm.trace.root.get("registry")(caller.name, impl.plugin_name)
-            registry.current = pm.info(impl.plugin_name)
             try:
-                impl.function(**_accepted({"registry": registry}, impl.argnames))
-            except Exception as exc:  # one plugin's bug must not take the CLI down
+                call_with_deadline(
+                    _registering(registry, pm.info(impl.plugin_name), impl),
+                    pm.load_timeout,
+                    f"hook {caller.name} of plugin {impl.plugin_name!r}",
+                )
+            except BaseException as exc:  # one plugin's bug must not take the CLI down
                 file, line = fault_location(exc, package_of(impl.plugin))
                 pm.fail(impl.plugin_name, exc, stage="hook", file=file, line=line)
                 failed.append(impl.plugin_name)
                 for each in registries:
                     each.discard_provider(impl.plugin_name)
     return registries
+
+
+def _registering(registry: KindRegistry, info: PluginInfo, impl: HookImpl) -> Callable[[], None]:
+    # The hook runs on its own thread, which is what ``registry.current`` is kept per.
+    def call() -> None:
+        registry.current = info
+        impl.function(**_accepted({"registry": registry}, impl.argnames))
+
+    return call

@@ -102,7 +102,7 @@ def _with_plugin_commands(state: CliState) -> _Group:
             continue
         try:
             command = entry.factory()
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit too; fail_factory lets Ctrl-C through
             runtime.fail_factory(entry, exc, stage="command")
             continue
         group.add_command(command, entry.name)

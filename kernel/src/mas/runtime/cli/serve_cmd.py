@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mas.runtime.control import Dispatcher, SessionTree
+from mas.runtime.control import Dispatcher, SessionTree, serve
 
 
 @click.command("serve")
@@ -25,11 +25,6 @@ def serve_command(stdio: bool, runs: Path) -> None:
     Methods: list_sessions, session_status {session_id}, inspect_context {session_id}.
     Batches and notifications are accepted. Ends at end of input.
     """
-    dispatcher = Dispatcher(SessionTree(runs).methods())
     # Bytes in, so that a line that is not UTF-8 gets a parse error instead of ending
-    # the server with a traceback.
-    for raw in sys.stdin.buffer:
-        reply = dispatcher.handle_line(raw)
-        if reply is not None:
-            sys.stdout.write(reply + "\n")
-            sys.stdout.flush()
+    # the server with a traceback; every line and reply is bounded (docs/control.md).
+    serve(Dispatcher(SessionTree(runs).methods()), sys.stdin.buffer, sys.stdout)

@@ -14,6 +14,10 @@ from mas.runtime.control._jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    MAX_BATCH,
+    MAX_DEPTH,
+    MAX_ID_CHARS,
+    MAX_REPLY_BYTES,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     Dispatcher,
@@ -21,6 +25,7 @@ from mas.runtime.control._jsonrpc import (
     Param,
     RpcError,
 )
+from mas.runtime.control._stdio import MAX_LINE_BYTES, serve
 from mas.runtime.control.client import StdioClient
 from mas.runtime.control.sessions import (
     NO_MODEL_CALL,
@@ -33,6 +38,11 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "MAX_BATCH",
+    "MAX_DEPTH",
+    "MAX_ID_CHARS",
+    "MAX_LINE_BYTES",
+    "MAX_REPLY_BYTES",
     "METHOD_NOT_FOUND",
     "NO_MODEL_CALL",
     "PARSE_ERROR",
@@ -44,4 +54,5 @@ __all__ = [
     "SessionTree",
     "StdioClient",
     "saved_view",
+    "serve",
 ]

@@ -7,15 +7,26 @@ that can write a line can speak it.
 Error codes are the standard ones (``-32700`` parse error, ``-32600`` invalid request,
 ``-32601`` method not found, ``-32602`` invalid params, ``-32603`` internal error) plus
 application codes in the ``-32000..-32099`` server range, declared by the methods.
+
+Every message is bounded (issue 26, item 5; docs/control.md): nesting deeper than
+:data:`MAX_DEPTH` is a parse error before the decoder sees it (so it cannot recurse out of
+the stack), ``NaN``/``Infinity`` (not JSON) are parse errors, a batch of more than
+:data:`MAX_BATCH` requests and an id longer than :data:`MAX_ID_CHARS` are invalid
+requests, and a reply over :data:`MAX_REPLY_BYTES` is replaced by an internal error. The
+line length is bounded where lines are read (:mod:`mas.runtime.control._stdio`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
+import reprlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from mas.runtime.spec.jsonl import nesting_depth
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +36,24 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects in one message (a batch counts as one level)."""
+MAX_BATCH = 100
+"""Most requests in one batch."""
+MAX_ID_CHARS = 256
+"""Longest string id; a longer one is not echoed back."""
+MAX_REPLY_BYTES = 1 << 20
+"""Largest reply line (a batch's whole array); past it, an item gets an internal error."""
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist, _SHORT.maxdict = (
+    2, 60, 60, 4, 4)
+
+
+def short(value: Any) -> str:
+    """A bounded repr for error messages: never long, never deeply nested."""
+    return _SHORT.repr(value)
 
 
 class RpcError(Exception):
@@ -56,11 +85,13 @@ class Param:
         its place in the method's parameter list).
     :ivar kind: the JSON type it must have (``str``, ``int``, ``bool``).
     :ivar required: whether the call fails without it.
+    :ivar max_chars: longest string accepted (``None``: no bound beyond the line's).
     """
 
     name: str
     kind: type = str
     required: bool = True
+    max_chars: int | None = None
 
 
 @dataclass(frozen=True)
@@ -90,28 +121,50 @@ class Dispatcher:
         if not line.strip():
             return None
         try:
-            message = json.loads(line)
+            text = line.decode("utf-8") if isinstance(line, bytes) else line
+            depth = nesting_depth(text, MAX_DEPTH)
+            if depth > MAX_DEPTH:
+                raise ValueError(f"nested {depth} deep, more than {MAX_DEPTH}")
+            message = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
         except ValueError as exc:
-            return json.dumps(_error_reply(None, RpcError(PARSE_ERROR, f"Parse error: {exc}")))
+            return _dump(_error_reply(None, RpcError(PARSE_ERROR, f"Parse error: {exc}")))
         reply = self.handle(message)
-        return None if reply is None else json.dumps(reply)
+        return None if reply is None else _dump(reply)
 
     def handle(self, message: Any) -> Any:
         """The reply to one decoded message (a request or a batch), ``None`` for none."""
         if isinstance(message, list):
             if not message:
                 return _error_reply(None, RpcError(INVALID_REQUEST, "Invalid Request: empty batch"))
-            replies = [reply for item in message if (reply := self._one(item)) is not None]
+            if len(message) > MAX_BATCH:
+                return _error_reply(None, RpcError(
+                    INVALID_REQUEST,
+                    f"Invalid Request: batch of {len(message)} requests, more than {MAX_BATCH}"))
+            replies, size = [], 2  # the brackets; each item adds its ", "
+            for item in message:
+                reply = self._one(item)
+                if reply is None:
+                    continue
+                reply = _sendable(reply, MAX_REPLY_BYTES - size - 2, "the batch's reply")
+                size += len(_dump(reply)) + 2
+                replies.append(reply)
             return replies or None
-        return self._one(message)
+        reply = self._one(message)
+        return None if reply is None else _sendable(reply, MAX_REPLY_BYTES, "the reply")
 
     def _one(self, request: Any) -> dict[str, Any] | None:
         if not isinstance(request, dict):
             return _error_reply(None, RpcError(INVALID_REQUEST, "Invalid Request: not an object"))
         ident = request.get("id")
-        # An id that is not a string, number or null cannot be echoed back as this request's.
+        # An id that is not a string, number or null cannot be echoed back as this request's,
+        # nor can a string id too long to echo.
         if isinstance(ident, bool) or not isinstance(ident, (str, int, float, type(None))):
-            return _error_reply(None, RpcError(INVALID_REQUEST, f"Invalid Request: id {ident!r}"))
+            error = RpcError(INVALID_REQUEST, f"Invalid Request: id {short(ident)}")
+            return _error_reply(None, error)
+        if isinstance(ident, str) and len(ident) > MAX_ID_CHARS:
+            return _error_reply(None, RpcError(
+                INVALID_REQUEST, f"Invalid Request: id of {len(ident)} characters, more than "
+                                 f"{MAX_ID_CHARS}"))
         try:
             name, params = _parse(request)
         except RpcError as exc:
@@ -135,7 +188,7 @@ class Dispatcher:
         if method is None:
             raise RpcError(
                 METHOD_NOT_FOUND,
-                f"Method not found: {name!r}",
+                f"Method not found: {short(name)}",
                 {"methods": sorted(self.methods)},
             )
         return method
@@ -148,14 +201,16 @@ def _parse(request: dict[str, Any]) -> tuple[str, list[Any] | dict[str, Any] | N
     """
     if request.get("jsonrpc") != VERSION:
         found = request.get("jsonrpc")
-        raise RpcError(INVALID_REQUEST, f'Invalid Request: jsonrpc must be "2.0" (got {found!r})')
+        raise RpcError(INVALID_REQUEST,
+                       f'Invalid Request: jsonrpc must be "2.0" (got {short(found)})')
     name = request.get("method")
     if not isinstance(name, str):
-        raise RpcError(INVALID_REQUEST, f"Invalid Request: method {name!r}")
+        raise RpcError(INVALID_REQUEST, f"Invalid Request: method {short(name)}")
     params = request.get("params")
     if params is not None and not isinstance(params, (list, dict)):
         raise RpcError(
-            INVALID_REQUEST, f"Invalid Request: params must be an object or array (got {params!r})"
+            INVALID_REQUEST,
+            f"Invalid Request: params must be an object or array (got {short(params)})",
         )
     return name, params
 
@@ -178,7 +233,8 @@ def bind_params(method: Method, raw: list[Any] | dict[str, Any] | None) -> dict[
         given = raw
     unknown = sorted(set(given) - set(names))
     if unknown:
-        raise RpcError(INVALID_PARAMS, f"Invalid params: {unknown[0]}: unknown; expected {names}")
+        raise RpcError(INVALID_PARAMS,
+                       f"Invalid params: {unknown[0][:60]}: unknown; expected {names}")
     bound: dict[str, Any] = {}
     for param in method.params:
         if param.name not in given:
@@ -189,7 +245,14 @@ def bind_params(method: Method, raw: list[Any] | dict[str, Any] | None) -> dict[
         if not _has_kind(value, param.kind):
             raise RpcError(
                 INVALID_PARAMS,
-                f"Invalid params: {param.name}: must be a {param.kind.__name__} (got {value!r})",
+                f"Invalid params: {param.name}: must be a {param.kind.__name__} "
+                f"(got {short(value)})",
+            )
+        if param.max_chars is not None and isinstance(value, str) and len(value) > param.max_chars:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Invalid params: {param.name}: {len(value)} characters, more than "
+                f"{param.max_chars}",
             )
         bound[param.name] = value
     return bound
@@ -204,3 +267,32 @@ def _has_kind(value: Any, kind: type) -> bool:
 
 def _error_reply(ident: Any, error: RpcError) -> dict[str, Any]:
     return {"jsonrpc": VERSION, "error": error.to_json(), "id": ident}
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
+
+
+def _dump(reply: Any) -> str:
+    # allow_nan=False: a reply is JSON, whatever a saved file held (see _sendable).
+    return json.dumps(reply, allow_nan=False)
+
+
+def _sendable(reply: dict[str, Any], budget: int, what: str) -> dict[str, Any]:
+    """``reply``, or an internal error under its id when it is not JSON or over ``budget``."""
+    try:
+        size = len(_dump(reply))
+    except ValueError:
+        return _error_reply(reply.get("id"), RpcError(
+            INTERNAL_ERROR, "Internal error: the reply holds a number JSON cannot write"))
+    if size > budget:
+        return _error_reply(reply.get("id"), RpcError(
+            INTERNAL_ERROR, f"Internal error: {what} would exceed {MAX_REPLY_BYTES} bytes"))
+    return reply

@@ -12,12 +12,15 @@ from typing import Any
 
 from mas.runtime.control._jsonrpc import Method, Param, RpcError
 from mas.runtime.errors import MasError
+from mas.runtime.paths import MAX_RUN_FILE_BYTES, UnreadableFileError, read_regular
 from mas.runtime.session import STATE, TRANSCRIPT, load_state
 
 SESSION_NOT_FOUND = -32001
 """No session with that id under the runs root."""
 NO_MODEL_CALL = -32002
 """The session exists but has made no model call, so it has no ContextUsageView yet."""
+MAX_SESSION_ID_CHARS = 1024
+"""Longest ``session_id`` a method takes (-32602 past it): the answers echo it."""
 
 
 def saved_view(folder: Path) -> dict[str, Any]:
@@ -48,7 +51,7 @@ class SessionTree:
 
     def methods(self) -> list[Method]:
         """The JSON-RPC methods this tree answers."""
-        session = (Param("session_id"),)
+        session = (Param("session_id", max_chars=MAX_SESSION_ID_CHARS),)
         return [
             Method("list_sessions", (), self.list_sessions),
             Method("session_status", session, self.session_status),
@@ -137,12 +140,14 @@ class SessionTree:
 
 def _error_kind(transcript: Path) -> str | None:
     # The transcript stores "<ExceptionType>: <message>"; the message may quote provider
-    # text, so only the type crosses the control channel.
-    if not transcript.is_file():
+    # text, so only the type crosses the control channel. A symlink is never followed (it
+    # could point outside --runs), nor a pipe read (it would hang the server).
+    if not transcript.is_file() and not transcript.is_symlink():
         return None
     try:
-        record = json.loads(transcript.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = read_regular(transcript, MAX_RUN_FILE_BYTES, follow_symlinks=False)
+        record = json.loads(raw.decode("utf-8"))
+    except (OSError, ValueError, UnreadableFileError):
         return "UnreadableTranscript"
     error = record.get("error") if isinstance(record, dict) else None
     return str(error).split(":", 1)[0] if error else None

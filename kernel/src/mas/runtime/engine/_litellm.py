@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 _LOCK = threading.Lock()
 _NOISY_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm")
+# Thread id -> what to call when LiteLLM hands that thread's request to the provider.
+_SENDING: dict[int, Callable[[], None]] = {}
+_signal_installed = False
 
 
 def load_litellm() -> ModuleType:
@@ -38,11 +41,54 @@ def load_litellm() -> ModuleType:
         logger = logging.getLogger(name)
         if logger.level == logging.NOTSET or logger.level < logging.ERROR:
             logger.setLevel(logging.ERROR)
+    _install_sent_signal(litellm)
     return litellm
 
 
+def _install_sent_signal(litellm: ModuleType) -> None:
+    # LiteLLM's providers call their input callbacks ("pre_call") on the calling thread
+    # just before the request goes out, after the first call's imports and HTTP client
+    # set-up: that moment starts an attempt's deadline (issue 26, item 10).
+    global _signal_installed
+    with _LOCK:
+        if _signal_installed:
+            return
+        from litellm.integrations.custom_logger import CustomLogger
+
+        class _RequestSent(CustomLogger):
+            def log_pre_api_call(self, model: Any, messages: Any, kwargs: Any) -> None:
+                hook = _SENDING.get(threading.get_ident())
+                if hook is not None:
+                    hook()
+
+        litellm.input_callback.append(_RequestSent())
+        _signal_installed = True
+
+
+def on_request_sent(hook: Callable[[], None]) -> Callable[[], None]:
+    """Call ``hook`` when LiteLLM sends this thread's request; returns the un-register.
+
+    Only LiteLLM's own providers signal; a plugin's ``model_provider`` never does
+    (:func:`signals_sending`).
+    """
+    ident = threading.get_ident()
+    _SENDING[ident] = hook
+
+    def forget() -> None:
+        _SENDING.pop(ident, None)
+
+    return forget
+
+
+def signals_sending(model: str) -> bool:
+    """Whether a call to ``model`` signals when its request is sent: not a custom provider."""
+    litellm = load_litellm()
+    custom = {item["provider"] for item in litellm.custom_provider_map}
+    return model.partition("/")[0] not in custom
+
+
 def install_providers(
-    registry: KindRegistry, on_fault: Callable[[TypeEntry, Exception], None]
+    registry: KindRegistry, on_fault: Callable[[TypeEntry, BaseException], None]
 ) -> list[str]:
     """Add every registered ``model_provider`` to ``litellm.custom_provider_map``.
 
@@ -61,7 +107,7 @@ def install_providers(
                 continue
             try:
                 handler = entry.factory()
-            except Exception as exc:
+            except BaseException as exc:  # SystemExit too; on_fault lets Ctrl-C through
                 on_fault(entry, exc)
                 continue
             litellm.custom_provider_map.append({"provider": entry.name, "custom_handler": handler})

@@ -158,7 +158,7 @@ def _attempt(
     kwargs = request_kwargs(
         model, messages, tools, params, timeout=own.get("timeout") or engine.timeout,
         session_id=engine.session_id, api_base=engine.api_base, api_key=engine._api_key,
-        trace_id=engine.trace_id,
+        trace_id=engine.conversation_id(),
     )
     policy = engine.retry_policy
     if own.get("num_retries") is not None:

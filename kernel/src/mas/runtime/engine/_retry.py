@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from mas.runtime._deadline import Worker
 from mas.runtime.engine import _litellm
 from mas.runtime.engine._window import WindowExceededError, parse_overflow
 from mas.runtime.errors import ModelCallError
@@ -33,6 +35,9 @@ from mas.runtime.errors import ModelCallError
 # Retry warnings belong to the engine's public logger (spec 000's logger table).
 log = logging.getLogger("mas.runtime.engine.llm_live")
 
+SETUP_ALLOWANCE = 60.0
+"""Seconds an attempt may spend before its request is sent (LiteLLM's first call imports
+and builds its HTTP client) when that time is not counted against its ``timeout``."""
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 """HTTP statuses worth another attempt."""
 
@@ -77,29 +82,45 @@ def endpoint(api_base: str | None, model: str) -> str:
     return f"{provider} default endpoint"
 
 
-def attempt(call: Callable[[], Any], timeout: float) -> Any:
+def attempt(call: Callable[[], Any], timeout: float, *, from_sending: bool = False) -> Any:
     """Run ``call()`` and return its result, or raise after ``timeout`` seconds overall.
 
     The call runs in a daemon thread: a provider SDK's timeout applies per read, so a
     server that trickles its answer a byte at a time would otherwise hold the caller for
     as long as it likes. The abandoned thread ends at the SDK's own read timeout.
+
+    :param from_sending: the deadline starts when LiteLLM sends the request
+        (:func:`~mas.runtime.engine._litellm.on_request_sent`), so its first call's set-up
+        (imports, HTTP client: seconds on a loaded machine) is not counted; the set-up gets
+        :data:`SETUP_ALLOWANCE` of its own. Otherwise it starts with the call.
     """
-    box: dict[str, Any] = {}
+    sent: list[float] = []
+    ready = threading.Event()  # the request was sent, or the call ended
 
-    def run() -> None:
+    def run() -> Any:
+        def mark() -> None:
+            sent.append(time.monotonic())
+            ready.set()
+
+        forget = _litellm.on_request_sent(mark) if from_sending else None
         try:
-            box["value"] = call()
-        except BaseException as exc:  # handed to the caller below
-            box["error"] = exc
+            return call()
+        finally:
+            if forget is not None:
+                forget()
 
-    worker = threading.Thread(target=run, name="mas-llm-attempt", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
+    started = time.monotonic()
+    worker = Worker(run, "mas-llm-attempt", also_set=ready)
+    done = worker.wait(timeout)
+    if not done and from_sending:
+        ready.wait(started + SETUP_ALLOWANCE - time.monotonic())
+        done = worker.wait(sent[0] + timeout - time.monotonic() if sent else 0.0)
+        if not sent and not done:
+            raise AttemptTimeoutError(
+                f"the request was not sent within {SETUP_ALLOWANCE:g}s of set-up")
+    if not done:
         raise AttemptTimeoutError(f"no complete answer within {timeout:g}s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    return worker.result()
 
 
 def status_of(exc: BaseException) -> int | None:
@@ -146,11 +167,13 @@ def complete(
     model = kwargs["model"]
     where = endpoint(api_base, model)
     timeout = float(kwargs.get("timeout") or 60.0)
+    from_sending = _litellm.signals_sending(model)
     number = 0
     while True:
         number += 1
         try:
-            return attempt(lambda: litellm.completion(**kwargs), timeout), number
+            return attempt(lambda: litellm.completion(**kwargs), timeout,
+                           from_sending=from_sending), number
         except Exception as exc:
             if _litellm.is_authentication(exc):
                 raise ModelCallError(

@@ -15,7 +15,8 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from mas.runtime.context.calibration import Calibration
@@ -141,6 +142,7 @@ class Engine:
         self.calibration = Calibration(enabled=True)
         self.summary_backoff = SummaryBackoff()
         self._lock = threading.Lock()
+        self._conversation = threading.local()
         self._pricing: dict[str, Pricing | None] = {}
         self._providers_ready = False
 
@@ -163,6 +165,28 @@ class Engine:
         again in this process.
         """
         self._ensure_providers()
+
+    @contextmanager
+    def conversation(self) -> Iterator[None]:
+        """Calls made on this thread inside the block are a conversation of their own.
+
+        Each gets its own id for LiteLLM (a real provider never sees it). The offline
+        model keeps its simulated prefix cache per id, so concurrent judge votes sharing
+        one engine — each a conversation — never warm each other: cached tokens and cost
+        then depend on the vote alone, not on thread timing or on which votes ran before
+        in this process (issue 26, item 11).
+        """
+        previous = getattr(self._conversation, "trace_id", None)
+        self._conversation.trace_id = uuid.uuid4().hex
+        try:
+            yield
+        finally:
+            self._conversation.trace_id = previous
+
+    def conversation_id(self) -> str:
+        """The id this thread's calls go out with: its :meth:`conversation`'s, else the
+        engine's own ``trace_id``."""
+        return getattr(self._conversation, "trace_id", None) or self.trace_id
 
     def turn(
         self,

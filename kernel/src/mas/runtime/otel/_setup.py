@@ -6,6 +6,7 @@ OpenTelemetry's global tracer provider, so two runtimes in one process trace apa
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Sequence
 
@@ -147,7 +148,8 @@ def start_tracing(
     else:
         for name in settings.exporters:
             if name == "console":
-                wrapped.append(CountingExporter(ConsoleSpanExporter(), "console"))
+                # stderr: stdout is the command's own output (`--json` is one document).
+                wrapped.append(CountingExporter(ConsoleSpanExporter(out=sys.stderr), "console"))
                 provider.add_span_processor(SimpleSpanProcessor(wrapped[-1]))
             else:
                 from opentelemetry.exporter.otlp.proto.http.trace_exporter import (

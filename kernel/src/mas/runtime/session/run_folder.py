@@ -21,7 +21,15 @@ from typing import Any
 
 from mas.runtime.errors import ManifestError, Problem, StorageError
 from mas.runtime.events import Event, JsonlEventSink
-from mas.runtime.paths import hold_lock, refuse_symlinks
+from mas.runtime.paths import (
+    MAX_RUN_FILE_BYTES,
+    UnreadableFileError,
+    hold_lock,
+    read_regular,
+    refuse_symlinks,
+    truncate_own,
+)
+from mas.runtime.protocols import Message
 from mas.runtime.runtime import Runtime
 from mas.runtime.session.agent import AgentSession
 from mas.runtime.session.store import write_atomic
@@ -88,7 +96,7 @@ def write_transcript(
         "session_id": session.session_id,
         "agent": session.agent_name,
         "model": session.engine.model,
-        "messages": session.transcript,
+        "messages": [canonical_message(m) for m in session.transcript],
         "final_answer": (answers[-1].get("content") or "") if answers else "",
         "error": error,
         # ok, degraded or failed (docs/run-folder.md): what the lab and eval read first.
@@ -97,6 +105,26 @@ def write_transcript(
         **(extra or {}),
     }
     write_atomic(Path(folder) / TRANSCRIPT, json.dumps(record, indent=1, ensure_ascii=False))
+
+
+def canonical_message(message: Message) -> Message:
+    """``message`` with its keys in one order: ``role`` first, then the rest sorted, nested
+    objects sorted too.
+
+    A resumed session reads its messages back from ``session.json`` (whose keys are
+    sorted), an uninterrupted one keeps them as built: without one order the two
+    transcripts of the same session would differ (issue 26, item 12).
+    """
+    rest = {key: _sorted(message[key]) for key in sorted(message) if key != "role"}
+    return {"role": message["role"], **rest} if "role" in message else rest
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
 
 
 def lock_run_folder(folder: Path) -> AbstractContextManager[None]:
@@ -135,9 +163,11 @@ def trim_events(path: Path, turns: int) -> int:
     (everything, for 0); a torn last line goes too. Returns the bytes removed.
     """
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, MAX_RUN_FILE_BYTES, follow_symlinks=False)
     except FileNotFoundError:
         return 0
+    except UnreadableFileError as exc:
+        raise StorageError(str(exc)) from exc
     except OSError as exc:
         raise StorageError(f"{path}: cannot read ({exc.strerror})") from exc
     keep = offset = 0
@@ -151,5 +181,5 @@ def trim_events(path: Path, turns: int) -> int:
             if event.get("event") == "session.turn" and event.get("turn") == turns:
                 keep = offset
     if keep < len(raw):
-        os.truncate(path, keep)
+        truncate_own(path, keep)
     return len(raw) - keep

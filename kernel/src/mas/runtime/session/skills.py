@@ -11,9 +11,12 @@ import re
 from pathlib import Path
 
 from mas.runtime.context import ContextPart
+from mas.runtime.paths import UnreadableFileError, read_regular
 from mas.runtime.session.tools import Tool
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+MAX_SKILL_BYTES = 1 << 20
+"""Largest ``SKILL.md`` loaded (1 MiB: far past any model's window)."""
 
 
 class SkillLibrary:
@@ -42,7 +45,11 @@ class SkillLibrary:
         if unload:
             self.active.pop(name, None)
             return f"skill {name} unloaded"
-        body = (self.root / name / "SKILL.md").read_text(encoding="utf-8").strip()
+        try:  # a regular file of bounded size: a pipe would hang the turn
+            raw = read_regular(self.root / name / "SKILL.md", MAX_SKILL_BYTES)
+        except UnreadableFileError as exc:
+            raise ValueError(f"skill {name!r}: {exc.reason}") from None
+        body = raw.decode("utf-8").strip()
         self.active[name] = body
         return f'<skill_content name="{name}">\n{body}\n</skill_content>'
 

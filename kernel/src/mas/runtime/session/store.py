@@ -36,7 +36,14 @@ from pathlib import Path
 from typing import Any
 
 from mas.runtime.errors import MasError, StorageError
-from mas.runtime.paths import open_append, refuse_symlinks
+from mas.runtime.paths import (
+    MAX_RUN_FILE_BYTES,
+    UnreadableFileError,
+    open_append,
+    read_regular,
+    refuse_symlinks,
+    truncate_own,
+)
 from mas.runtime.secrets import mask
 
 STATE_VERSION = 1
@@ -150,7 +157,7 @@ class StateJournal:
             return None
         state, good = _read(self.path)
         if self.journal.is_file() and self.journal.stat().st_size > good:
-            os.truncate(self.journal, good)
+            truncate_own(self.journal, good)
         self._saved = len(state.get("transcript") or [])
         self._snapshot_bytes = self.path.stat().st_size
         self._journal_bytes = good
@@ -210,8 +217,8 @@ def _read(path: Path) -> tuple[dict[str, Any], int]:
     """The snapshot with its journal replayed, and how many journal bytes were used."""
     refuse_symlinks(path.parent, [path.name, journal_path(path).name])
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = json.loads(read_regular(path, MAX_RUN_FILE_BYTES).decode("utf-8"))
+    except (OSError, ValueError, UnreadableFileError) as exc:
         raise SessionStateError(f"cannot read session file {path}: {exc}") from exc
     if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
         found = data.get("version") if isinstance(data, dict) else None
@@ -219,9 +226,11 @@ def _read(path: Path) -> tuple[dict[str, Any], int]:
             f"session file {path} has format version {found!r}; expected {STATE_VERSION}"
         )
     try:
-        raw = journal_path(path).read_bytes()
+        raw = read_regular(journal_path(path), MAX_RUN_FILE_BYTES)
     except FileNotFoundError:
         return data, 0
+    except UnreadableFileError as exc:
+        raise SessionStateError(f"cannot read session journal {exc}") from exc
     except OSError as exc:
         raise SessionStateError(f"cannot read session journal {journal_path(path)}: "
                                 f"{exc.strerror}") from exc

@@ -15,9 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from mas.runtime.errors import ManifestError, Problem
+from mas.runtime.paths import UnreadableFileError, read_regular
 
 MAX_DEPTH = 100
 """Deepest nesting of lists and objects accepted on one line."""
+MAX_FILE_BYTES = 256 << 20
+"""Largest JSON-lines file read (256 MiB); a pipe or device is refused whatever its size."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -29,11 +32,14 @@ def read_lines(path: Path, source: str | None = None, what: str = "file") -> lis
     :param source: how errors name the file (default: the path).
     :param what: what the file is, in the error (``cannot read dataset: ...``).
 
-    :raises ManifestError: unreadable, or not UTF-8 (naming the line of the first bad byte).
+    :raises ManifestError: unreadable, not a regular file, larger than
+        :data:`MAX_FILE_BYTES`, or not UTF-8 (naming the line of the first bad byte).
     """
     name = source or str(path)
     try:
-        data = Path(path).read_bytes()
+        data = read_regular(Path(path), MAX_FILE_BYTES)
+    except UnreadableFileError as exc:
+        raise ManifestError([Problem(name, "", f"cannot read {what}: {exc.reason}")]) from None
     except OSError as exc:
         raise ManifestError([Problem(name, "", f"cannot read {what}: {exc.strerror}")]) from None
     try:
@@ -52,7 +58,7 @@ def parse_line(line: str) -> Any:
     """
     # Count openers before parsing: json.loads recurses once per level, and 200,000
     # levels exhaust the stack (RecursionError) long before the parser would complain.
-    if line.count("[") + line.count("{") > MAX_DEPTH and _depth(line) > MAX_DEPTH:
+    if nesting_depth(line, MAX_DEPTH) > MAX_DEPTH:
         raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
     try:
         value = json.loads(line)
@@ -63,8 +69,16 @@ def parse_line(line: str) -> Any:
     return value
 
 
-def _depth(line: str) -> int:
-    """Deepest bracket nesting outside strings."""
+def nesting_depth(line: str, bound: int | None = None) -> int:
+    """Deepest bracket nesting outside strings, in one pass without decoding.
+
+    :param bound: a line with no more openers (``[``, ``{``) than this returns their
+        count at once, an upper bound of its depth that is within the bound: the pass is
+        only paid for lines that might nest deeper.
+    """
+    openers = line.count("[") + line.count("{")
+    if bound is not None and openers <= bound:
+        return openers
     depth = deepest = 0
     for char in _STRING.sub("", line):
         if char in "[{":

@@ -8,13 +8,13 @@ read, as is a recursive alias.
 
 from __future__ import annotations
 
-import stat
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from mas.runtime.errors import ManifestError, Problem
+from mas.runtime.paths import UnreadableFileError, read_regular
 
 MAX_FILE_BYTES = 16 << 20
 """Largest YAML file read (16 MiB): a manifest, overlay, experiment or config is small."""
@@ -58,12 +58,13 @@ def read_yaml_documents(path: str | Path, text: str | None = None) -> list[Any]:
     """
     source = str(path)
     if text is None:
-        problem = _unreadable(Path(path))
-        if problem:
-            raise ManifestError([Problem(source, "", problem)])
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = read_regular(Path(path), MAX_FILE_BYTES).decode("utf-8")
+        except UnreadableFileError as exc:
+            raise ManifestError([Problem(source, "", _unreadable(exc.reason))]) from None
+        except OSError as exc:
+            raise ManifestError([Problem(source, "", f"cannot read file: {exc.strerror}")]) from exc
+        except UnicodeDecodeError as exc:
             raise ManifestError([Problem(source, "", f"cannot read file: {exc}")]) from exc
     try:
         documents = [doc for doc in yaml.load_all(text, Loader=_StrictLoader) if doc is not None]
@@ -91,17 +92,13 @@ def read_yaml_documents(path: str | Path, text: str | None = None) -> list[Any]:
     return documents
 
 
-def _unreadable(path: Path) -> str:
-    """Why ``path`` is not read at all (``""``: it is read): a device, a pipe, too big."""
-    try:
-        info = path.stat()
-    except OSError as exc:
-        return f"cannot read file: {exc.strerror}"
-    if not stat.S_ISREG(info.st_mode):
+def _unreadable(reason: str) -> str:
+    # Why a manifest is not read at all, in a manifest's words: a device, a pipe, too big.
+    if reason.startswith("not a regular file"):
         return "not a regular file (a manifest is a YAML file)"
-    if info.st_size > MAX_FILE_BYTES:
-        return f"file too large for a manifest ({info.st_size:,} bytes; at most {MAX_FILE_BYTES:,})"
-    return ""
+    if reason.startswith("too large"):
+        return f"file {reason.replace('too large', 'too large for a manifest', 1)}"
+    return reason
 
 
 def _expansion_problem(document: Any, limit: int) -> str:

@@ -64,13 +64,16 @@ def make_engine(runtime: Runtime, infra: Infra | None = None) -> ChatEngine:
 @click.option("--recursive", "-r", is_flag=True, help="Score every run folder below SOURCE.")
 @click.option("--overwrite", is_flag=True, help="Re-score ids already in metrics.json.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
+@click.option("--allow-degraded", is_flag=True,
+              help=f"Exit 0 even when metrics went unscored (otherwise exit {EXIT_DEGRADED}).")
 @click.option("--list-metrics", is_flag=True, help="List metric ids, aliases, what each judges.")
 @click.pass_context
 def eval_command(ctx: click.Context, source: Path | None, metrics: tuple[str, ...],
                  prompt_metrics: tuple[str, ...], model: str | None, panel: tuple[str, ...],
                  samples: int | None, eval_config: Path | None, experiment: Path | None,
                  infra: Path | None, recursive: bool, overwrite: bool, as_json: bool,
-                 list_metrics: bool, backend: str | None = None) -> None:
+                 list_metrics: bool, backend: str | None = None,
+                 allow_degraded: bool = False) -> None:
     """Score session run folders: judge metrics (MCE ids) and computed ones -> metrics.json."""
     verbose = bool(ctx.find_root().params.get("verbose"))
     with handle_errors(verbose):
@@ -101,10 +104,26 @@ def eval_command(ctx: click.Context, source: Path | None, metrics: tuple[str, ..
         _print_report(report, as_json)
         if any(outcome.status == "failed" for outcome in report.runs):
             sys.exit(EXIT_RUN_FAILED)
-        if runtime.faults:  # scores before and after the fault came from other plugins
-            for fault in runtime.faults:
-                click.echo(f"degraded: {fault}", err=True)
+        # Scores before and after a plugin's fault came from other plugins; an unscored
+        # metric (every judge vote failed: a dead endpoint) is no score at all.
+        lines = [*runtime.faults, *_unscored_lines(report)]
+        accepted = "; accepted (--allow-degraded)" if allow_degraded else ""
+        for line in lines:
+            click.echo(f"degraded: {line}{accepted}", err=True)
+        if lines and not allow_degraded:
             sys.exit(EXIT_DEGRADED)
+
+
+def _unscored_lines(report: EvalReport) -> list[str]:
+    # One line per run folder whose metrics.json holds unscored ids (run_quality partial
+    # or unscored), with the first reason; a rerun retries those ids.
+    lines = []
+    for outcome in report.runs:
+        errors = outcome.quality.get("errors", []) if outcome.status != "failed" else []
+        if errors:
+            lines.append(f"{outcome.path}: {len(errors)} metric(s) unscored "
+                         f"(run_quality={outcome.quality.get('status')}; first: {errors[0]})")
+    return lines
 
 
 def _config(path: Path | None, metrics: tuple[str, ...], prompt_metrics: tuple[str, ...],

@@ -18,6 +18,7 @@ from typing import Any
 from mas.library.eval.metrics.base import Direction, MetricResult
 from mas.library.eval.run import METRICS, RunFolderError, SessionRun
 from mas.runtime.errors import StorageError
+from mas.runtime.paths import MAX_RUN_FILE_BYTES, UnreadableFileError, read_regular
 from mas.runtime.secrets import mask
 
 
@@ -79,7 +80,7 @@ class MetricsFile:
         if not path.is_file():
             return None
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(path, MAX_RUN_FILE_BYTES).decode("utf-8"))
             return cls(
                 session_id=data["session_id"], agent=data.get("agent", ""),
                 model=data.get("model", ""), judge=data.get("judge"),
@@ -87,7 +88,8 @@ class MetricsFile:
                 warnings=[w for w in data.get("run_quality", {}).get("warnings", [])
                           if not w.startswith("not applicable: ")],
             )
-        except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError,
+                UnreadableFileError) as exc:
             raise MetricsFileError(
                 f"{path}: not a metrics file ({type(exc).__name__}: {exc}); --overwrite replaces it"
             ) from None

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mas.runtime.errors import MasError
+from mas.runtime.paths import MAX_RUN_FILE_BYTES, UnreadableFileError, read_regular
 from mas.runtime.protocols import Message
 
 TRANSCRIPT = "transcript.json"
@@ -109,9 +110,11 @@ def _text(raw: Any) -> str:
 
 def _read_object(path: Path) -> dict[str, Any]:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = json.loads(read_regular(path, MAX_RUN_FILE_BYTES).decode("utf-8"))
     except FileNotFoundError:
         raise RunFolderError(f"{path.parent}: not a run folder (no {path.name})") from None
+    except UnreadableFileError as exc:  # a pipe or device would hang or never end
+        raise RunFolderError(str(exc)) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise RunFolderError(f"{path}: not valid JSON ({exc})") from None
     if not isinstance(value, dict):
@@ -127,7 +130,11 @@ def read_records(path: Path, warnings: list[str] | None = None) -> list[dict[str
     """
     warnings = warnings if warnings is not None else []
     events: list[dict[str, Any]] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = read_regular(path, MAX_RUN_FILE_BYTES).decode("utf-8")
+    except UnreadableFileError as exc:
+        raise RunFolderError(str(exc)) from None
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mas.library.lab.executors.ray_backend import agent_files
 from mas.runtime.errors import StorageError
 from mas.runtime.paths import contained, hold_lock
 from mas.runtime.secrets import mask
@@ -101,6 +102,14 @@ def fingerprint(experiment: LabExperiment) -> str:
         with path.open("rb") as handle:
             while chunk := handle.read(1 << 20):
                 digest.update(chunk)
+    # The skills each agent's sessions read (issue 26, item 8): a changed SKILL.md is a
+    # different run, not the old results resumed.
+    homes = {(loaded.path.parent, loaded.agent.spec.context_sources.skills_dir)
+             for flavour in experiment.flavours for loaded in flavour.manifests.agents}
+    for home, skills_dir in sorted(homes):
+        for name, data in sorted(agent_files(home, skills_dir).items()):
+            digest.update(name.encode())
+            digest.update(data)
     for flavour in experiment.flavours:
         # Infra, MAS and config.yaml as each flavour resolved them: a changed endpoint,
         # price or local default model is a different run (docs/lab.md, "Resuming").

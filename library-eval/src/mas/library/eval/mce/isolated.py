@@ -28,7 +28,7 @@ from mas.library.eval.mce.jury import Jury, aggregate
 from mas.library.eval.mce.spans import otel_rows
 from mas.library.eval.metrics.base import JudgeMetric, MetricResult
 from mas.library.eval.run import SessionRun
-from mas.runtime.errors import MasError
+from mas.runtime.errors import MasError, ModelCallError
 from mas.runtime.protocols import Message
 
 log = logging.getLogger(__name__)
@@ -43,6 +43,11 @@ _SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 
 class MceBackendError(MasError):
     """The MCE venv is missing or the worker failed; the message says what to do."""
+
+
+class MceWorkerError(MceBackendError, ModelCallError):
+    """The worker died or failed mid-way: a tool failure, not bad input (mas-ctl exits 4,
+    as for a failed model call, where a missing venv exits 2)."""
 
 
 def find_python(configured: str | None = None, *, start: Path | None = None) -> Path:
@@ -122,7 +127,7 @@ class MceWorker:
             raise self._died()
         reply: dict[str, Any] = json.loads(line)
         if reply.get("op") == "error":
-            raise MceBackendError(f"MCE worker: {reply.get('error')}")
+            raise MceWorkerError(f"MCE worker: {reply.get('error')}")
         return reply
 
     def call(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -130,7 +135,7 @@ class MceWorker:
         self.send(message)
         return self.receive()
 
-    def _died(self) -> MceBackendError:
+    def _died(self) -> MceWorkerError:
         # The pipe closes a moment before the process is reaped: wait for its exit code.
         try:
             self._process.wait(timeout=5)
@@ -139,7 +144,7 @@ class MceWorker:
             self._process.wait()
         self._stderr.seek(0)
         tail = self._stderr.read().decode("utf-8", "replace").strip().splitlines()[-3:]
-        return MceBackendError(f"MCE worker ({self.python}) exited with code "
+        return MceWorkerError(f"MCE worker ({self.python}) exited with code "
                                f"{self._process.returncode}: {' | '.join(tail) or 'no output'}")
 
     def close(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -165,6 +166,11 @@ class Jury:
     def request(self, judge: JudgeModel, sample: int, messages: list[Message], parse: Parse,
                 reask: Reask) -> Vote:
         """One vote on ``messages``: ask, re-ask once (``reask``) on an unusable reply."""
+        with _own_conversation(self.engine):
+            return self._request(judge, sample, messages, parse, reask)
+
+    def _request(self, judge: JudgeModel, sample: int, messages: list[Message], parse: Parse,
+                 reask: Reask) -> Vote:
         seed = None if self.seed is None else self.seed + sample
         vote = Vote(judge.model, judge.source, sample, seed, self.temperature)
         reply = self._ask(vote, messages)
@@ -204,6 +210,14 @@ class Jury:
             return None
         vote.add_usage(reply)
         return reply
+
+
+def _own_conversation(engine: ChatEngine) -> AbstractContextManager[None]:
+    # Each vote (with its re-ask) is one conversation where the engine offers them
+    # (the kernel's does): a provider caching prefixes per conversation, the offline model,
+    # then gives each vote the same cached tokens whatever ran before or beside it.
+    conversation = getattr(engine, "conversation", None)
+    return conversation() if callable(conversation) else nullcontext()
 
 
 def aggregate(metric: JudgeMetric, votes: list[Vote], judges: list[JudgeModel]) -> MetricResult:

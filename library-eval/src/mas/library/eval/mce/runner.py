@@ -166,7 +166,10 @@ def _score_path(
     except RunFolderError as exc:
         log.error("%s", exc)
         return RunOutcome(path, "failed", error=str(exc))
+    # An id left unscored last time (its judge calls failed) is retried, as a rerun retries
+    # degraded sessions.
     todo = [m for m in metrics if overwrite or existing is None or m.id not in existing.metrics
+            or existing.metrics[m.id].get("status") == "unscored"
             or (jury is not None and _filed_by_other_backend(existing.metrics[m.id], m, backend))]
     if existing is not None and not todo:
         return RunOutcome(path, "skipped", quality=existing.run_quality())

@@ -48,7 +48,7 @@ def _build_default(runtime: Runtime, entry: TypeEntry) -> Metric | None:
         return None
     try:
         metric: Metric = entry.factory(params, None)
-    except Exception as exc:  # nobody asked for it by name: fault its plugin, score the rest
+    except BaseException as exc:  # nobody asked for it by name: fault its plugin, score the rest
         runtime.fail_factory(entry, exc, stage="call")
         return None
     return metric
