@@ -21,6 +21,8 @@ IMG = ROOT / "docs" / "img"
 AGENT = ROOT / "library-standard" / "examples" / "agent"
 DEMO_SESSION = ROOT / "runs" / "demo-session"
 """Where ``make demo`` runs the example session; running it again resumes at once."""
+EXPERIMENT = ROOT / "library-lab" / "examples" / "context-ablation" / "experiment.yaml"
+"""The demo's lab experiment (``make demo`` runs it into ``runs/``; it resumes at once)."""
 
 CHROMIUM_FLAGS = (
     "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -69,8 +71,24 @@ def demo_timeline() -> Path:
     return write_timeline(DEMO_SESSION)
 
 
+def demo_report() -> Path:
+    """The demo lab's ``report.html`` (the experiment is run, or resumed, first).
+
+    :raises RuntimeError: the lab did not run or wrote no report.
+    """
+    mas_ctl = Path(sys.executable).parent / "mas-ctl"
+    runs = ROOT / "runs"
+    done = subprocess.run([str(mas_ctl), "lab", "run", str(EXPERIMENT), "--runs-dir", str(runs),
+                           "--allow-degraded"], check=False, stdout=subprocess.DEVNULL)
+    found = sorted((runs / "context-ablation").glob("*/report.html"))
+    if done.returncode != 0 or not found:
+        raise RuntimeError(f"mas-ctl lab run: exit {done.returncode}, no report.html")
+    return found[-1]
+
+
 SHOTS: dict[str, tuple[Callable[[], Path], tuple[int, int]]] = {
     "timeline": (demo_timeline, (1280, 1000)),
+    "lab-report": (demo_report, (1400, 2600)),
 }
 """Shot name (``docs/img/<name>.png``) → the page's writer and the window size."""
 
@@ -81,6 +99,10 @@ def main(argv: Sequence[str]) -> int:
     unknown = [name for name in names if name not in SHOTS]
     if unknown:
         print(f"error: no shot {unknown[0]!r}; there are: {', '.join(SHOTS)}", file=sys.stderr)
+        return 2
+    if shutil.which("chromium") is None and shutil.which("chromium-browser") is None:
+        print("error: chromium is not installed (Debian: apt-get install chromium)",
+              file=sys.stderr)
         return 2
     profile = ROOT / "runs" / ".screenshots-profile"
     try:

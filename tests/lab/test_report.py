@@ -364,13 +364,14 @@ def test_the_screenshot_script_says_how_to_get_chromium_and_exits_2_without_it(
     import importlib.util
     import shutil
 
-    path = Path(__file__).resolve().parents[2] / "docs" / "screenshot_report.py"
-    spec = importlib.util.spec_from_file_location("screenshot_report", path)
+    path = Path(__file__).resolve().parents[2] / "docs" / "screenshots.py"
+    spec = importlib.util.spec_from_file_location("docs_screenshots", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     monkeypatch.setattr(shutil, "which", lambda name: None)
-    assert module.main([]) == 2
+    assert "lab-report" in module.SHOTS  # the report's shot is one of make screenshots'
+    assert module.main(["lab-report"]) == 2
     assert "apt-get install chromium" in capsys.readouterr().err
 
 
