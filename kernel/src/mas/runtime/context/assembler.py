@@ -23,7 +23,7 @@ from mas.runtime.context.parts import ContextPart, system_text
 from mas.runtime.context.trimmer import (
     TrimResult,
     parts_sizes,
-    sendable_tokens,
+    sendable_sizes,
     system_tokens,
     trim_request,
 )
@@ -102,6 +102,8 @@ class AssembledRequest:
                 "summary": t.dropped_summary,
                 "working_memory_messages": t.dropped_working_memory,
                 "shortened_tool_results": t.shortened,
+                "shortened_in_flight": t.shortened_in_flight,
+                "in_flight_omitted_tokens": t.in_flight_omitted_tokens,
                 "evicted_parts": [p.section_id for p in t.evicted_parts],
             },
             "over_budget": self.over_budget,
@@ -146,13 +148,10 @@ def fixed_costs(
     """Estimate everything in the request that is not committed history.
 
     With ``hard_budget``, in-flight tool results count at the size the trim shortens them
-    to before it would cut history (:func:`~mas.runtime.context.trimmer.sendable_tokens`).
+    to before it would cut history (:func:`~mas.runtime.context.trimmer.sendable_sizes`).
     """
-    wm = sum(
-        estimator.message(m) if hard_budget is None
-        else sendable_tokens(m, estimator.message(m), hard_budget)
-        for m in working_memory
-    )
+    sizes = [estimator.message(m) for m in working_memory]
+    wm = sum(sizes if hard_budget is None else sendable_sizes(working_memory, sizes, hard_budget))
     return FixedCosts(
         system=system_tokens(list(parts), estimator),
         current_input=estimator.message(current_input) if current_input is not None else 0,

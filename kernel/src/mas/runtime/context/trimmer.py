@@ -2,10 +2,12 @@
 
 Eviction order, each step only while the request is still over budget:
 
-1. in-flight tool results (working memory) over half the budget are shortened (head and
-   tail kept with a marker) — before any committed message is cut, so one huge result
-   in flight never costs history; budgets count such results at that size
-   (:func:`sendable_tokens`);
+1. in-flight tool results (working memory) are shortened (head and tail kept with a
+   marker) down to a common level at which the whole working memory takes at most half
+   the budget — before any committed message is cut, so results in flight never push out
+   the summary and the newest turn (with no committed history in the request, only a
+   result over half the budget is shortened); budgets count them at that size
+   (:func:`sendable_sizes`; counted in ``shortened_in_flight``);
 2. managed history, oldest tool group first (groups stay whole), skipping the summary
    block, retained skill rows and the latest user turn;
 3. oversized tool results — one result over half the budget — are shortened, so one
@@ -56,6 +58,9 @@ class TrimResult:
     :ivar dropped_summary: the summary block was removed.
     :ivar dropped_working_memory: working-memory messages removed.
     :ivar shortened: tool results shortened with a marker.
+    :ivar shortened_in_flight: of those, in-flight results shortened to the working-memory
+        level (:func:`in_flight_level`) before any committed message was cut.
+    :ivar in_flight_omitted_tokens: estimated tokens those left out of the request.
     :ivar warnings: human-readable warnings (pinned content over budget).
     """
 
@@ -73,6 +78,8 @@ class TrimResult:
     dropped_summary: bool = False
     dropped_working_memory: int = 0
     shortened: int = 0
+    shortened_in_flight: int = 0
+    in_flight_omitted_tokens: int = 0
     warnings: list[str] = field(default_factory=list)
 
     def total(self, tools_tokens: int) -> int:
@@ -86,14 +93,37 @@ class TrimResult:
         )
 
 
-def sendable_tokens(message: Message, tokens: int, hard_budget: int) -> int:
-    """What an in-flight message costs once the trim's first step has run.
+def in_flight_level(messages: Sequence[Message], tokens: Sequence[int], hard_budget: int) -> int:
+    """The size in-flight tool results are shortened to before any committed message is cut.
 
-    A tool result over half the hard budget is shortened to fit before any committed
-    message is cut, so budgets that make room for working memory count it at that size.
+    The largest level (at most half the hard budget) at which the working memory, each
+    shortenable result counted at ``min(size, level)``, takes at most half the hard budget:
+    the other half stays for the system message, the summary and the newest turn, however
+    many large results are in flight.
     """
-    cap = hard_budget // 2
-    return min(tokens, cap) if tokens > cap and _shortenable(message) else tokens
+    share = hard_budget // 2
+    results = sorted(t for m, t in zip(messages, tokens, strict=True) if _shortenable(m))
+    room = share - (sum(tokens) - sum(results))
+    for k, size in enumerate(results):
+        left = len(results) - k
+        if size * left > room:
+            return max(0, min(share, room // left))
+        room -= size
+    return share
+
+
+def sendable_sizes(
+    messages: Sequence[Message], tokens: Sequence[int], hard_budget: int
+) -> list[int]:
+    """What each in-flight message costs once the trim's first step has run.
+
+    Tool results over :func:`in_flight_level` are shortened to it before any committed
+    message is cut, so budgets that make room for working memory count them at that size.
+    """
+    level = in_flight_level(messages, tokens, hard_budget)
+    return [
+        min(t, level) if _shortenable(m) else t for m, t in zip(messages, tokens, strict=True)
+    ]
 
 
 @dataclass(frozen=True)
@@ -230,7 +260,15 @@ class _Trim:
 
     def run(self) -> TrimResult:
         total = self.total()
-        total = self._shorten(total, above=self.budget // 2, working_memory_only=True)
+        # The common level protects committed history; with none to protect, only a result
+        # over half the budget is shortened and spec 003's drop of the oldest in-flight
+        # tool groups (step 6) keeps its place.
+        level = in_flight_level(self.wm, self.wm_tokens, self.budget) if self.hist else None
+        before = self.r.shortened, total
+        total = self._shorten(total, above=self.budget // 2 if level is None else level,
+                              floor=level or 0, working_memory_only=True)
+        self.r.shortened_in_flight = self.r.shortened - before[0]
+        self.r.in_flight_omitted_tokens = before[1] - total
         total = self._drop_history(total, summary=False)
         total = self._shorten(total, above=self.budget // 2)
         total = self._drop_history(total, summary=True)
@@ -314,8 +352,11 @@ class _Trim:
                 self.r.dropped_working_memory += 1
         return total
 
-    def _shorten(self, total: int, above: int = 0, *, working_memory_only: bool = False) -> int:
-        """Shorten the largest tool results (only those over ``above`` tokens) to fit."""
+    def _shorten(
+        self, total: int, above: int = 0, *, floor: int = 0, working_memory_only: bool = False
+    ) -> int:
+        """Shorten the largest tool results (only those over ``above`` tokens) to fit,
+        none below ``floor`` tokens."""
         if total <= self.budget:
             return total
         pools = [
@@ -333,15 +374,18 @@ class _Trim:
                 break
             msgs, toks = (self.hist, self.hist_tokens) if seq == 0 else (self.wm, self.wm_tokens)
             content = msgs[i]["content"]
+            # The in-flight step brings every result to one level (``floor``) rather than
+            # cutting the largest to nothing while the others stay whole.
+            want = max(floor, toks[i] - (total - self.budget))
             shortened, new_tokens = msgs[i], toks[i]
             # The character count is derived from the text's density; the marker and an
             # uneven head/tail can leave it a few tokens over, so cut again (at most 3x).
             for _attempt in range(3):
-                excess = total - (toks[i] - new_tokens) - self.budget
-                if excess <= 0:
+                over = new_tokens - want
+                if over <= 0:
                     break
                 text = shortened["content"]
-                keep = self.est.chars_for(self.est.text(text) - excess, like=text)
+                keep = self.est.chars_for(self.est.text(text) - over, like=text)
                 cut = shorten_middle(content, min(keep, len(text) - 1))
                 shortened = {**msgs[i], "content": cut}
                 new_tokens = self.est.message(shortened)

@@ -193,7 +193,7 @@ class Compacting(FoldingManager):
                 checker.identifiers(read, first + result.unread_messages, kept or ()),
                 [*earlier, *read],
                 result.text, request, self.summarizer, engine,
-                section_room=fit.text_room(self.estimator) // 2,
+                section_room=fit.text_room(self.estimator) // 2, folded_from=len(earlier),
             )
         text = fit.clip(check.text if check is not None else result.text, self.estimator)
         if check is None:

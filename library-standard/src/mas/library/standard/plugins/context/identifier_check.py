@@ -20,6 +20,7 @@ the verbatim tail around, so what was folded is never cut by the final trim.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -100,17 +101,23 @@ class FoldIdentifiers:
 
     :ivar wanted: the running summary's identifiers, then the folded messages' new ones.
     :ivar rank: per identifier, its :data:`_RANK` (tool output and the rest: 3).
+    :ivar seen_at: per identifier of the folded messages, the offset of the message it was
+        first extracted from (where its phrase is looked up first).
     """
 
     wanted: list[str] = field(default_factory=list)
     rank: dict[str, int] = field(default_factory=dict)
+    seen_at: dict[str, int] = field(default_factory=dict)
 
-    def add(self, identifier: str, rank: int) -> bool:
-        """Add ``identifier`` if new; ``True`` when it was."""
+    def add(self, identifier: str, rank: int, offset: int | None = None) -> bool:
+        """Add ``identifier`` (first seen in folded message ``offset``) if new; ``True``
+        when it was."""
         if identifier in self.rank:
             return False
         self.rank[identifier] = rank
         self.wanted.append(identifier)
+        if offset is not None:
+            self.seen_at[identifier] = offset
         return True
 
 
@@ -155,7 +162,7 @@ class IdentifierCheck:
             for identifier in found:
                 if new >= self.limit:
                     break
-                new += fold.add(identifier, rank)
+                new += fold.add(identifier, rank, offset)
         return fold
 
     def forget_before(self, position: int) -> None:
@@ -177,6 +184,7 @@ class IdentifierCheck:
         summarizer: Summarizer,
         engine: SummaryEngine | None,
         section_room: int,
+        folded_from: int = 0,
     ) -> CheckResult | None:
         """Check ``text`` against ``fold``; ``None`` when the mode is ``off``.
 
@@ -184,6 +192,8 @@ class IdentifierCheck:
             row, when there is one) and the folded messages, in order.
         :param section_room: tokens the appended section may take at most; identifiers
             that do not fit stay missing (and counted).
+        :param folded_from: index in ``carriers`` of the first folded message (the one
+            ``fold``'s offsets count from).
         """
         if self.mode == "off":
             return None
@@ -194,7 +204,7 @@ class IdentifierCheck:
             return CheckResult(
                 text, len(wanted), found, missing=len(missing), wanted=tuple(wanted)
             )
-        phrase = _Phrases(carriers)
+        phrase = _Phrases(carriers, {i: folded_from + o for i, o in fold.seen_at.items()})
         still, calls, error = missing, 0, None
         if self.mode == "reask":
             text, still, calls, error = self._reask(
@@ -270,35 +280,63 @@ class _Phrases:
     hundreds of identifiers from the same long tool results.
 
     :param messages: where to look, in order.
+    :param seen_at: per identifier, the index in ``messages`` it was first extracted
+        from, so the lookup starts there instead of testing every earlier message
+        (hundreds of identifiers, each against every folded tool result).
     """
 
-    def __init__(self, messages: list[Message]) -> None:
-        self._texts = [m["content"] for m in messages if isinstance(m.get("content"), str)]
-        self._sentences: dict[int, list[str]] = {}
+    def __init__(self, messages: list[Message], seen_at: dict[str, int] | None = None) -> None:
+        self._texts = [m.get("content") for m in messages]
+        self._seen_at = seen_at or {}
+        self._sentences: dict[int, tuple[list[int], list[str]]] = {}
         self._folded: dict[tuple[int, int], str] = {}
 
     def __call__(self, identifier: str) -> str:
         """The phrase for ``identifier`` (the identifier itself where none holds it)."""
-        for index, content in enumerate(self._texts):
-            if identifier not in content:
+        hint = self._seen_at.get(identifier, 0)
+        # The hinted message is where extraction found it, so it is almost always there;
+        # the scan from the start stays for identifiers with no hint (the running
+        # summary's) and for one found in a message's non-text parts.
+        for index in (hint, *range(len(self._texts))) if hint else range(len(self._texts)):
+            content = self._texts[index]
+            if not isinstance(content, str) or identifier not in content:
                 continue
-            sentences = self._sentences.get(index)
-            if sentences is None:
-                sentences = self._sentences[index] = _SENTENCE_END.split(content)
-            for number, sentence in enumerate(sentences):
-                if identifier in sentence:
-                    # White space folded once per sentence: one 60k-character tool result
-                    # is often a single "sentence" holding hundreds of identifiers.
-                    key = (index, number)
-                    folded = self._folded.get(key)
-                    if folded is None:
-                        folded = self._folded[key] = " ".join(sentence.split())
-                    sentence = folded.removeprefix("- ")
-                    if len(sentence) <= PHRASE_CHARS:
-                        return sentence
-                    at = max(0, sentence.index(identifier) - PHRASE_CHARS // 3)
-                    return "..." + sentence[at : at + PHRASE_CHARS] + "..."
+            split = self._sentences.get(index)
+            if split is None:
+                split = self._sentences[index] = _split(content)
+            starts, sentences = split
+            # The first sentence holding it is the one its first occurrence falls in
+            # (found by position, not by testing each sentence), unless that occurrence
+            # straddles a sentence end: then the sentences are tested in order.
+            number = bisect_right(starts, content.index(identifier)) - 1
+            if identifier not in sentences[number]:
+                number = next((n for n, t in enumerate(sentences) if identifier in t), -1)
+            if number < 0:
+                continue
+            # White space folded once per sentence: one 60k-character tool result
+            # is often a single "sentence" holding hundreds of identifiers.
+            key = (index, number)
+            folded = self._folded.get(key)
+            if folded is None:
+                folded = self._folded[key] = " ".join(sentences[number].split())
+            sentence = folded.removeprefix("- ")
+            if len(sentence) <= PHRASE_CHARS:
+                return sentence
+            at = max(0, sentence.index(identifier) - PHRASE_CHARS // 3)
+            return "..." + sentence[at : at + PHRASE_CHARS] + "..."
         return identifier
+
+
+def _split(text: str) -> tuple[list[int], list[str]]:
+    """``text``'s sentences (as ``_SENTENCE_END.split`` gives them) and where each starts."""
+    starts, sentences, begin = [], [], 0
+    for end in _SENTENCE_END.finditer(text):
+        starts.append(begin)
+        sentences.append(text[begin : end.start()])
+        begin = end.end()
+    starts.append(begin)
+    sentences.append(text[begin:])
+    return starts, sentences
 
 
 @dataclass(frozen=True)
