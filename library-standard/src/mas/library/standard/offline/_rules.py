@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from mas.library.standard import patterns
 from mas.library.standard.offline._text import (
     content_text,
     detail_score,
@@ -41,7 +42,10 @@ DONT_KNOW = "I don't know"
 NOTHING_TO_KEEP = "Nothing specific to keep."
 """The summary of material without identifiers, numbers or names."""
 
-_CALL = re.compile(r"^\s*CALL\s+([A-Za-z_][\w\-]*)\s*(.*?)\s*$")
+# Every pattern here reads prompt text, so none may backtrack over a long stretch from
+# many starts (issue 26, item 1): trailing spaces are stripped in Python, not by a lazy
+# group before ``\s*$``, and white space at a line start does not run on into the next.
+_CALL = re.compile(r"^\s*CALL\s+([A-Za-z_][\w\-]*)\s*(.*)")
 _SUMMARY_ASK = re.compile(
     r"\bsummar(?:y|ies|i[sz]e|i[sz]ing)\b|\bcondense\b|\bcheckpoint\b", re.IGNORECASE
 )
@@ -51,7 +55,7 @@ _QUESTION_START = re.compile(
     re.IGNORECASE,
 )
 _EXPECTED = re.compile(
-    r"^\s*(?:expected(?: facts?| answer| output)?|reference(?: answer)?)\s*:\s*(.+)$",
+    r"^[^\S\n]*(?:expected(?: facts?| answer| output)?|reference(?: answer)?)\s*:\s*(.+)$",
     re.IGNORECASE | re.MULTILINE,
 )
 _LIKERT = re.compile(r"\b1\s*(?:-|–|to)\s*5\b")
@@ -158,7 +162,7 @@ def _scripted_calls(message: Message) -> list[tuple[str, str]]:
     for line in content_text(message.get("content")).splitlines():
         match = _CALL.match(line)
         if match:
-            calls.append((match.group(1), match.group(2) or "{}"))
+            calls.append((match.group(1), match.group(2).strip() or "{}"))
     return calls
 
 
@@ -296,10 +300,9 @@ LOSSY_MODEL = "mini"
 """``offline/mini``: the summarizer that loses identifiers (docs/offline-model.md)."""
 
 _PARAPHRASE = (
-    (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "an e-mail address"),
-    (re.compile(r"[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:EUR|USD|GBP)\b"),
-     "an amount"),
-    (re.compile(r"\b[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]+)*-\d{2,}\w*\b"), "the reference"),
+    (patterns.EMAIL, "an e-mail address"),
+    (patterns.AMOUNT, "an amount"),
+    (patterns.CODE, "the reference"),
     (re.compile(r"\b\d[\d.,:/-]*\d\b|\b\d{3,}\b"), "a number"),
     (re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z]+(?: [A-Z][a-z]+)*"), "someone"),
 )
@@ -354,7 +357,7 @@ def summarize_lossy(messages: list[Message], max_tokens: int | None) -> Answer:
     """
     text = summarize(messages, max_tokens).text
     for pattern, phrase in _PARAPHRASE:
-        text = pattern.sub(phrase, text)
+        text = patterns.substitute(pattern, phrase, text)
     asked = [m for m in messages if m.get("role") in ("system", "user")]
     wanted = next(
         (found.group(1).split("; ") for m in asked

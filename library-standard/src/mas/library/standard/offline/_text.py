@@ -11,12 +11,15 @@ from mas.runtime.protocols import Message
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*")
-_IDENTIFIER = re.compile(r"\b(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*\b")
+# Every pattern here reads untrusted prompt text, so each is linear in it (issue 26,
+# item 1): a look-ahead over a run is tried only where the run begins (a look-behind for
+# the run's own characters), never again from each position inside it.
+_IDENTIFIER = re.compile(r"(?<![\w-])[A-Za-z0-9_\-]*\d")
 _NAME_INSIDE = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z]+")
 _KEY_VALUE = re.compile(r"^\s*[\w .\-]{1,40}:\s*\S")
-_SKILL = re.compile(r"\[skill content retained verbatim: [^\]]+\]|<skill_content\b")
+_SKILL = re.compile(r"\[skill content retained verbatim: [^\[\]]+\]|<skill_content\b")
 _STRONG = re.compile(
-    r"\b(?=[\w\-]*[A-Za-z])(?=[\w\-]*\d)\w+(?:-\w+)*\b|\d+[.,:/\-]\d+|\b\d{3,}\b"
+    r"(?<![\w-])(?=[\w-]*[A-Za-z])(?=[\w-]*\d)|(?<!\d)\d+[.,:/\-]\d|\b\d{3,}\b"
 )
 _SMALL_NUMBER = re.compile(r"(?<![\w.,:/\-])\d{1,2}(?![\w.,:/\-]\d)\b")
 _COPULA = re.compile(r"\b(is|are|was|were|equals|costs?|totals?)\b", re.IGNORECASE)
