@@ -20,19 +20,31 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from mas.library.standard import patterns
+from mas.library.standard.offline._lines import (
+    content_score,
+    header_date,
+    is_greeting,
+    speaker_labels,
+    split_speaker,
+)
 from mas.library.standard.offline._text import (
+    SKILL_SCORE,
     content_text,
     detail_score,
     is_fact,
     keywords,
+    line_sentences,
+    lines,
     message_text,
     sentences,
     template,
 )
+from mas.runtime.context.estimate import DEFAULT_ESTIMATOR
 from mas.runtime.context.skills import mask_skills
 from mas.runtime.protocols import Message
 
@@ -261,10 +273,12 @@ def summarize(messages: list[Message], max_tokens: int | None) -> Answer:
 
     Material: in the replayed-conversation shape, every message except the leading system
     prompt and the final instruction; in the out-of-band shape, every non-system message.
-    Candidates are sentences with a positive :func:`detail_score`; of sentences sharing a
-    :func:`template` only the first is kept. Over the length budget (``max_tokens`` x 4
-    characters, else a sixth of the material, at least 600 characters) the lowest-scoring
-    sentences go first, the oldest first among equals.
+    Candidates are sentences with a positive :func:`_score`; of sentences sharing a
+    :func:`template` only the first is kept. Session headers are not lines: their date
+    goes before the first line kept from the session (:mod:`._lines`). The summary fits
+    ``max_tokens`` estimated tokens (else a sixth of the material's, at least 150), so no
+    caller has to cut it: the lowest-scoring sentences go first, the oldest first among
+    equals.
     """
     if _out_of_band(messages):
         material = [m for m in messages if m.get("role") != "system"]
@@ -273,27 +287,91 @@ def summarize(messages: list[Message], max_tokens: int | None) -> Answer:
         # (an earlier summary must survive the update).
         start = 1 if messages and messages[0].get("role") == "system" else 0
         material = messages[start:-1]
-    kept: list[tuple[int, str]] = []
+    texts = [message_text(mask_skills(message)) for message in material]
+    speakers = speaker_labels(texts)
+    wanted = _asked_to_quote(messages)
+    kept: list[_Kept] = []
     seen: set[str] = set()
-    total = 0
-    for message in material:
-        text = message_text(mask_skills(message))
-        total += len(text)
-        for sentence in sentences(text):
-            score, shape = detail_score(sentence), template(sentence)
+    session: tuple[int, str | None] = (0, None)
+    for line in (line for text in texts for line in lines(text)):
+        header, date = header_date(line)
+        if header:
+            session = (session[0] + 1, date)
+            continue
+        speaker = split_speaker(line, speakers)[0]
+        for index, sentence in enumerate(line_sentences(line)):
+            shown = f"{speaker}: {sentence}" if speaker and index else sentence
+            score = _score(split_speaker(sentence, speakers)[1] if index == 0 else sentence,
+                           shown, wanted)
+            shape = template(shown)
             if score and shape not in seen:
                 seen.add(shape)
-                kept.append((score, sentence))
-    budget = max_tokens * 4 if max_tokens else max(600, total // 6)
-    used = sum(len(sentence) + 3 for _, sentence in kept)
+                kept.append(_Kept(score, shown, *session))
+    budget = max_tokens or max(150, DEFAULT_ESTIMATOR.text("\n".join(texts)) // 6)
+    summary = _fit(kept, budget)
+    return Answer("\n".join(summary) if summary else NOTHING_TO_KEEP, rule="summary")
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """A candidate line of the summary: its score, text, and session (number, date)."""
+
+    score: int
+    text: str
+    session: int
+    date: str | None
+
+
+def _score(utterance: str, shown: str, wanted: list[str]) -> int:
+    """What a sentence is worth to a summary: its details (:func:`detail_score`) and
+    content (:func:`content_score`); greetings nothing; the identifiers the request asks
+    to quote (the identifier check's re-ask) outrank everything but skill markers."""
+    score = detail_score(utterance)
+    if score >= SKILL_SCORE or utterance.endswith("?"):
+        return score
+    if is_greeting(utterance):
+        return 0
+    score += content_score(utterance)
+    if any(identifier in shown for identifier in wanted):
+        score += SKILL_SCORE // 10
+    return score
+
+
+def _fit(kept: list[_Kept], budget: int) -> list[str]:
+    """The summary's lines within ``budget`` estimated tokens (each line's estimate plus
+    one for its line break bounds the whole text's)."""
+    cost = [DEFAULT_ESTIMATOR.text(f"- {k.text}") + 1 for k in kept]
+    dated = Counter(k.session for k in kept if k.date)
+    date_cost = {k.session: DEFAULT_ESTIMATOR.text(f"[{k.date}] ") for k in kept if k.date}
+    used = sum(cost) + sum(date_cost.values())
     dropped: set[int] = set()
-    for index in sorted(range(len(kept)), key=lambda i: (kept[i][0], i)):
+    for index in sorted(range(len(kept)), key=lambda i: (kept[i].score, i)):
         if used <= budget:
             break
         dropped.add(index)
-        used -= len(kept[index][1]) + 3
-    lines = [f"- {sentence}" for i, (_, sentence) in enumerate(kept) if i not in dropped]
-    return Answer("\n".join(lines) if lines else NOTHING_TO_KEEP, rule="summary")
+        used -= cost[index]
+        if kept[index].date:
+            dated[kept[index].session] -= 1
+            used -= date_cost[kept[index].session] if not dated[kept[index].session] else 0
+    out: list[str] = []
+    last = -1
+    for index, k in enumerate(kept):
+        if index in dropped:
+            continue
+        prefix = f"[{k.date}] " if k.date and k.session != last else ""
+        last = k.session
+        out.append(f"- {prefix}{k.text}")
+    return out
+
+
+def _asked_to_quote(messages: list[Message]) -> list[str]:
+    """The identifiers the request's instructions ask to quote exactly (none: ``[]``)."""
+    asked = (m for m in messages if m.get("role") in ("system", "user"))
+    return next(
+        (found.group(1).split("; ") for m in asked
+         if (found := _MUST_QUOTE.search(message_text(m)))),
+        [],
+    )
 
 
 LOSSY_MODEL = "mini"
@@ -358,12 +436,7 @@ def summarize_lossy(messages: list[Message], max_tokens: int | None) -> Answer:
     text = summarize(messages, max_tokens).text
     for pattern, phrase in _PARAPHRASE:
         text = patterns.substitute(pattern, phrase, text)
-    asked = [m for m in messages if m.get("role") in ("system", "user")]
-    wanted = next(
-        (found.group(1).split("; ") for m in asked
-         if (found := _MUST_QUOTE.search(message_text(m)))),
-        [],
-    )
+    wanted = _asked_to_quote(messages)
     quoted = []
     material = " ".join(message_text(m) for m in messages if m.get("role") == "user")
     for identifier in wanted[: (len(wanted) + 1) // 2]:

@@ -35,6 +35,8 @@ _STOPWORD_TEXT = (
     "earlier previous mentioned let lets much many "
 )
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+SKILL_SCORE = 100
+"""The score of a retained-skill marker: above any detail, so a summary always keeps it."""
 """Words a question shares with everything: never used to match facts."""
 
 
@@ -91,13 +93,18 @@ def _contents(data: Any) -> Iterator[str]:
 
 def sentences(text: str) -> list[str]:
     """Lines, then sentences within lines; list bullets stripped, blanks dropped."""
-    out: list[str] = []
-    for line in text.splitlines():
-        line = line.strip().lstrip("-*• ").strip()
-        if not line:
-            continue
-        out.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
-    return out
+    return [sentence for line in lines(text) for sentence in line_sentences(line)]
+
+
+def lines(text: str) -> list[str]:
+    """The non-blank lines of ``text``, list bullets stripped."""
+    stripped = (line.strip().lstrip("-*• ").strip() for line in text.splitlines())
+    return [line for line in stripped if line]
+
+
+def line_sentences(line: str) -> list[str]:
+    """The sentences of one line."""
+    return [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
 
 
 _IRREGULAR = {
@@ -154,7 +161,7 @@ def detail_score(sentence: str) -> int:
     skill marker always wins. Questions score 0.
     """
     if _SKILL.search(sentence):
-        return 100
+        return SKILL_SCORE
     if sentence.endswith("?"):
         return 0
     score = 0
