@@ -104,3 +104,15 @@ def test_the_summary_fits_its_room_so_no_caller_cuts_it(pieces: list[str], room:
     text = summary("\n".join(f"{p} (#{i})" for i, p in enumerate(pieces)), max_tokens=room)
     assert text == NOTHING_TO_KEEP or DEFAULT_ESTIMATOR.text(text) <= room
     assert omission_marker(0).strip()[:5] not in text
+
+
+def test_every_session_keeps_a_line_before_any_session_loses_its_last() -> None:
+    # A session's date is an identifier the check looks for: cutting whole sessions first
+    # would leave it to the appended section, and that section to a cut of the prose.
+    sessions = [f"[Session {n} — {n}:15 pm on {n} May, 2023]\n" + "\n".join(
+        f"Mel: I painted a large {colour} picture of the old {place} and its lighthouse."
+        for colour in ("red", "blue", "green", "grey"))
+        for n, place in enumerate(("harbour", "bridge", "castle", "market", "station"), 1)]
+    text = summary(*sessions, max_tokens=150)
+    assert all(f"{n}:15 pm on {n} May, 2023" in text for n in range(1, 6))
+    assert DEFAULT_ESTIMATOR.text(text) <= 150

@@ -345,14 +345,21 @@ def _fit(kept: list[_Kept], budget: int) -> list[str]:
     date_cost = {k.session: DEFAULT_ESTIMATOR.text(f"[{k.date}] ") for k in kept if k.date}
     used = sum(cost) + sum(date_cost.values())
     dropped: set[int] = set()
-    for index in sorted(range(len(kept)), key=lambda i: (kept[i].score, i)):
-        if used <= budget:
-            break
-        dropped.add(index)
-        used -= cost[index]
-        if kept[index].date:
-            dated[kept[index].session] -= 1
-            used -= date_cost[kept[index].session] if not dated[kept[index].session] else 0
+    order = sorted(range(len(kept)), key=lambda i: (kept[i].score, i))
+    # First only lines whose session keeps another: a session's date (an identifier the
+    # check looks for) goes last, after every session has been cut to one line.
+    for last_too in (False, True):
+        for index in order:
+            if used <= budget:
+                break
+            session = kept[index].session
+            if index in dropped or (kept[index].date and dated[session] == 1 and not last_too):
+                continue
+            dropped.add(index)
+            used -= cost[index]
+            if kept[index].date:
+                dated[session] -= 1
+                used -= date_cost[session] if not dated[session] else 0
     out: list[str] = []
     last = -1
     for index, k in enumerate(kept):
