@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mas.library.standard.offline import DONT_KNOW, NOTHING_TO_KEEP, respond
-from mas.library.standard.offline._rules import clause_around
+from mas.library.standard.offline._summary import clause_around
 
 SYSTEM = {"role": "system", "content": "You are a support agent."}
 TOOLS = [{"type": "function", "function": {

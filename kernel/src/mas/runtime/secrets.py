@@ -42,8 +42,10 @@ MAX_MESSAGE = 200
 """Longest stored error message (characters)."""
 
 _SECRET_NAME = re.compile(r"API_?KEY|_KEY$|^KEY$|TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL", re.I)
+# Provider error text is untrusted: one run of white space may be read once, not split
+# between two ``\s*`` every possible way (quadratic; issue 26, item 1).
 _STATUS = re.compile(
-    r"(?:status(?:[ _]?code)?|error code|http)\s*[:=]?\s*([1-5]\d\d)\b", re.IGNORECASE
+    r"(?:status(?:[ _]?code)?|error code|http)\s*(?:[:=]\s*)?([1-5]\d\d)\b", re.IGNORECASE
 )
 # Only a name shaped like an exception type is kept: any other leading word may be prompt text.
 _TYPE_NAME = re.compile(

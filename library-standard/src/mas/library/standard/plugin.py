@@ -61,7 +61,7 @@ def mas_register_summarizers(registry: Any) -> None:
 
 @hookimpl
 def mas_register_identifier_extractors(registry: Any) -> None:
-    """Register the ``standard`` identifier extractor (codes, amounts, units, paths, ...)."""
+    """Register the ``standard`` identifier extractor (codes, amounts, dates, names, ...)."""
     from mas.library.standard.plugins.context.identifiers import (
         StandardExtractorParams,
         StandardIdentifierExtractor,
@@ -69,5 +69,6 @@ def mas_register_identifier_extractors(registry: Any) -> None:
 
     registry.register(
         "standard", StandardIdentifierExtractor, params=StandardExtractorParams,
-        description="Codes, amounts, numbers with units, e-mails, URLs, paths, quoted names",
+        description="Codes, amounts, dates, times, numbers with units, e-mails, URLs, paths, "
+        "names",
     )

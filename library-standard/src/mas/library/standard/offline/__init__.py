@@ -1,7 +1,8 @@
 """The offline model: ``offline/<name>`` through LiteLLM, no key, no network.
 
 Registered by the ``standard`` plugin as the ``offline`` model provider. Its rules (what
-it answers and why) are in ``docs/offline-model.md`` and :mod:`._rules`.
+it answers and why) are in ``docs/offline-model.md``, :mod:`._rules` and, for summaries,
+:mod:`._summary`.
 """
 
 from __future__ import annotations

@@ -20,51 +20,39 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
+from mas.library.standard.offline._answer import DONT_KNOW, NOTHING_TO_KEEP, Answer
+from mas.library.standard.offline._summary import (
+    LOSSY_MODEL,
+    summarize,
+    summarize_lossy,
+    wants_summary,
+)
 from mas.library.standard.offline._text import (
     content_text,
-    detail_score,
     is_fact,
     keywords,
     message_text,
     sentences,
-    template,
 )
-from mas.runtime.context.skills import mask_skills
 from mas.runtime.protocols import Message
 
-DONT_KNOW = "I don't know"
-"""How every "not in my prompt" answer starts (the judge rule looks for it)."""
-
-NOTHING_TO_KEEP = "Nothing specific to keep."
-"""The summary of material without identifiers, numbers or names."""
-
-_CALL = re.compile(r"^\s*CALL\s+([A-Za-z_][\w\-]*)\s*(.*?)\s*$")
-_SUMMARY_ASK = re.compile(
-    r"\bsummar(?:y|ies|i[sz]e|i[sz]ing)\b|\bcondense\b|\bcheckpoint\b", re.IGNORECASE
-)
+# Every pattern here reads prompt text, so none may backtrack over a long stretch from
+# many starts (issue 26, item 1): trailing spaces are stripped in Python, not by a lazy
+# group before ``\s*$``, and white space at a line start does not run on into the next.
+_CALL = re.compile(r"^\s*CALL\s+([A-Za-z_][\w\-]*)\s*(.*)")
 _QUESTION_START = re.compile(
     r"^\s*(what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|"
     r"could|tell me|remind me|recall)\b",
     re.IGNORECASE,
 )
 _EXPECTED = re.compile(
-    r"^\s*(?:expected(?: facts?| answer| output)?|reference(?: answer)?)\s*:\s*(.+)$",
+    r"^[^\S\n]*(?:expected(?: facts?| answer| output)?|reference(?: answer)?)\s*:\s*(.+)$",
     re.IGNORECASE | re.MULTILINE,
 )
 _LIKERT = re.compile(r"\b1\s*(?:-|–|to)\s*5\b")
 _DONT_KNOW = re.compile(r"\bI don't know\b")
-
-
-@dataclass(frozen=True)
-class Answer:
-    """The offline model's reply: text and OpenAI ``tool_calls`` entries."""
-
-    text: str
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    rule: str = ""
 
 
 def respond(
@@ -88,7 +76,7 @@ def respond(
         if _recalled(messages, last_user):
             return answer_question(messages, message_text(messages[last_user]))
         return Answer(_tool_summary(messages, last_user), rule="tools")
-    if _wants_summary(messages, last_user):
+    if wants_summary(messages, last_user):
         if model == LOSSY_MODEL:
             return summarize_lossy(messages, max_tokens)
         return summarize(messages, max_tokens)
@@ -123,27 +111,6 @@ def _wants_judgement(messages: list[Message], response_format: dict[str, Any] | 
     return "JSON" in instruction and '"score"' in instruction
 
 
-def _wants_summary(messages: list[Message], last_user: int | None) -> bool:
-    if (
-        last_user is not None
-        and last_user == len(messages) - 1
-        and _SUMMARY_ASK.search(content_text(messages[last_user].get("content")))
-    ):
-        return True
-    return _out_of_band(messages)
-
-
-def _out_of_band(messages: list[Message]) -> bool:
-    # The out-of-band summarizer shape: a summary instruction as system prompt, then the
-    # material as user message(s), no assistant turn yet.
-    first = messages[0] if messages else {}
-    return (
-        first.get("role") == "system"
-        and bool(_SUMMARY_ASK.search(content_text(first.get("content"))))
-        and not any(m.get("role") == "assistant" for m in messages)
-    )
-
-
 def _is_question(text: str) -> bool:
     return "?" in text or bool(_QUESTION_START.match(text))
 
@@ -158,7 +125,7 @@ def _scripted_calls(message: Message) -> list[tuple[str, str]]:
     for line in content_text(message.get("content")).splitlines():
         match = _CALL.match(line)
         if match:
-            calls.append((match.group(1), match.group(2) or "{}"))
+            calls.append((match.group(1), match.group(2).strip() or "{}"))
     return calls
 
 
@@ -245,131 +212,6 @@ def _tool_summary(messages: list[Message], last_user: int) -> str:
             result = result[:397] + "..."
         parts.append(f"{name} returned: {result}")
     return "\n".join(parts) if parts else "No tool results."
-
-
-# ------------------------------------------------------------------------------------
-# Rule 3: extractive summary
-# ------------------------------------------------------------------------------------
-
-
-def summarize(messages: list[Message], max_tokens: int | None) -> Answer:
-    """Keep the sentences that carry details, verbatim, in their original order.
-
-    Material: in the replayed-conversation shape, every message except the leading system
-    prompt and the final instruction; in the out-of-band shape, every non-system message.
-    Candidates are sentences with a positive :func:`detail_score`; of sentences sharing a
-    :func:`template` only the first is kept. Over the length budget (``max_tokens`` x 4
-    characters, else a sixth of the material, at least 600 characters) the lowest-scoring
-    sentences go first, the oldest first among equals.
-    """
-    if _out_of_band(messages):
-        material = [m for m in messages if m.get("role") != "system"]
-    else:
-        # Drop the agent's system prompt and the instruction; keep later system rows
-        # (an earlier summary must survive the update).
-        start = 1 if messages and messages[0].get("role") == "system" else 0
-        material = messages[start:-1]
-    kept: list[tuple[int, str]] = []
-    seen: set[str] = set()
-    total = 0
-    for message in material:
-        text = message_text(mask_skills(message))
-        total += len(text)
-        for sentence in sentences(text):
-            score, shape = detail_score(sentence), template(sentence)
-            if score and shape not in seen:
-                seen.add(shape)
-                kept.append((score, sentence))
-    budget = max_tokens * 4 if max_tokens else max(600, total // 6)
-    used = sum(len(sentence) + 3 for _, sentence in kept)
-    dropped: set[int] = set()
-    for index in sorted(range(len(kept)), key=lambda i: (kept[i][0], i)):
-        if used <= budget:
-            break
-        dropped.add(index)
-        used -= len(kept[index][1]) + 3
-    lines = [f"- {sentence}" for i, (_, sentence) in enumerate(kept) if i not in dropped]
-    return Answer("\n".join(lines) if lines else NOTHING_TO_KEEP, rule="summary")
-
-
-LOSSY_MODEL = "mini"
-"""``offline/mini``: the summarizer that loses identifiers (docs/offline-model.md)."""
-
-_PARAPHRASE = (
-    (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "an e-mail address"),
-    (re.compile(r"[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:EUR|USD|GBP)\b"),
-     "an amount"),
-    (re.compile(r"\b[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]+)*-\d{2,}\w*\b"), "the reference"),
-    (re.compile(r"\b\d[\d.,:/-]*\d\b|\b\d{3,}\b"), "a number"),
-    (re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z]+(?: [A-Z][a-z]+)*"), "someone"),
-)
-_MUST_QUOTE = re.compile(
-    r"must quote each of these identifiers exactly as written: ([^\n]+?)\.(?:\s|$)"
-)
-
-
-_NOT_CLAUSE = frozenset('"[]{}\n')
-"""Characters that end a clause, besides a full stop ending a sentence."""
-
-
-def _in_clause(text: str, index: int) -> bool:
-    """Whether ``text[index]`` belongs to a clause: no quote, bracket or newline, and a
-    full stop only inside a token (followed by a non-space)."""
-    char = text[index]
-    if char == ".":
-        return index + 1 < len(text) and not text[index + 1].isspace()
-    return char not in _NOT_CLAUSE
-
-
-def clause_around(material: str, identifier: str) -> str | None:
-    """The clause of ``material`` around the first occurrence of ``identifier`` (through
-    the last occurrence the same clause holds), or ``None`` when it does not occur.
-
-    A scan out from ``str.find``: a regular expression with a clause on either side of the
-    identifier tries every start position over the whole material, which made each
-    summary of a long session cost seconds.
-    """
-    first = material.find(identifier)
-    if first < 0:
-        return None
-    start = first
-    while start > 0 and _in_clause(material, start - 1):
-        start -= 1
-    run_end = first
-    while run_end < len(material) and _in_clause(material, run_end):
-        run_end += 1
-    stop = material.rfind(identifier, first, run_end + len(identifier)) + len(identifier)
-    while stop < len(material) and _in_clause(material, stop):
-        stop += 1
-    return material[start:stop]
-
-
-def summarize_lossy(messages: list[Message], max_tokens: int | None) -> Answer:
-    """What a small model often writes: the gist, with identifiers paraphrased away.
-
-    The extractive summary's sentences with every code, amount, number, e-mail and name
-    replaced by a phrase ("the reference", "an amount", ...). Asked to quote identifiers
-    (the identifier check's re-ask), it quotes the first half of them and forgets the
-    rest — so both the re-ask and the appended section show in a run.
-    """
-    text = summarize(messages, max_tokens).text
-    for pattern, phrase in _PARAPHRASE:
-        text = pattern.sub(phrase, text)
-    asked = [m for m in messages if m.get("role") in ("system", "user")]
-    wanted = next(
-        (found.group(1).split("; ") for m in asked
-         if (found := _MUST_QUOTE.search(message_text(m)))),
-        [],
-    )
-    quoted = []
-    material = " ".join(message_text(m) for m in messages if m.get("role") == "user")
-    for identifier in wanted[: (len(wanted) + 1) // 2]:
-        # The clause around the identifier, without the JSON framing of the input.
-        clause = clause_around(material, identifier)
-        quoted.append(" ".join(clause.split()) if clause is not None else identifier)
-    if quoted:
-        text += "\nKey references: " + " ".join(q.rstrip(".") + "." for q in quoted)
-    return Answer(text, rule="summary")
 
 
 # ------------------------------------------------------------------------------------

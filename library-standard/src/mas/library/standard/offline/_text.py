@@ -11,12 +11,15 @@ from mas.runtime.protocols import Message
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*")
-_IDENTIFIER = re.compile(r"\b(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*\b")
+# Every pattern here reads untrusted prompt text, so each is linear in it (issue 26,
+# item 1): a look-ahead over a run is tried only where the run begins (a look-behind for
+# the run's own characters), never again from each position inside it.
+_IDENTIFIER = re.compile(r"(?<![\w-])[A-Za-z0-9_\-]*\d")
 _NAME_INSIDE = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z]+")
 _KEY_VALUE = re.compile(r"^\s*[\w .\-]{1,40}:\s*\S")
-_SKILL = re.compile(r"\[skill content retained verbatim: [^\]]+\]|<skill_content\b")
+_SKILL = re.compile(r"\[skill content retained verbatim: [^\[\]]+\]|<skill_content\b")
 _STRONG = re.compile(
-    r"\b(?=[\w\-]*[A-Za-z])(?=[\w\-]*\d)\w+(?:-\w+)*\b|\d+[.,:/\-]\d+|\b\d{3,}\b"
+    r"(?<![\w-])(?=[\w-]*[A-Za-z])(?=[\w-]*\d)|(?<!\d)\d+[.,:/\-]\d|\b\d{3,}\b"
 )
 _SMALL_NUMBER = re.compile(r"(?<![\w.,:/\-])\d{1,2}(?![\w.,:/\-]\d)\b")
 _COPULA = re.compile(r"\b(is|are|was|were|equals|costs?|totals?)\b", re.IGNORECASE)
@@ -32,6 +35,8 @@ _STOPWORD_TEXT = (
     "earlier previous mentioned let lets much many "
 )
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+SKILL_SCORE = 100
+"""The score of a retained-skill marker: above any detail, so a summary always keeps it."""
 """Words a question shares with everything: never used to match facts."""
 
 
@@ -88,13 +93,18 @@ def _contents(data: Any) -> Iterator[str]:
 
 def sentences(text: str) -> list[str]:
     """Lines, then sentences within lines; list bullets stripped, blanks dropped."""
-    out: list[str] = []
-    for line in text.splitlines():
-        line = line.strip().lstrip("-*• ").strip()
-        if not line:
-            continue
-        out.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
-    return out
+    return [sentence for line in lines(text) for sentence in line_sentences(line)]
+
+
+def lines(text: str) -> list[str]:
+    """The non-blank lines of ``text``, list bullets stripped."""
+    stripped = (line.strip().lstrip("-*• ").strip() for line in text.splitlines())
+    return [line for line in stripped if line]
+
+
+def line_sentences(line: str) -> list[str]:
+    """The sentences of one line."""
+    return [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
 
 
 _IRREGULAR = {
@@ -151,7 +161,7 @@ def detail_score(sentence: str) -> int:
     skill marker always wins. Questions score 0.
     """
     if _SKILL.search(sentence):
-        return 100
+        return SKILL_SCORE
     if sentence.endswith("?"):
         return 0
     score = 0

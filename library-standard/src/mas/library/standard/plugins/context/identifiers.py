@@ -5,52 +5,70 @@ A summary that says "the assistant noted the order ID" has lost the order ID. Be
 messages and checks each one appears in the summary verbatim (docs/context.md,
 "Identifier check"). This extractor finds, in message text and tool-call arguments:
 
+- URLs and e-mail addresses;
 - codes: capitals, a dash and digits (``ORD-7781``, ``RC-7186``, ``INV-2024-0042``);
 - amounts with a currency (``$1,250.00``, ``€30``, ``99.90 EUR``);
-- numbers with a unit (``15 kg``, ``3.5 GB``, ``20%``, ``250 ms``);
-- e-mail addresses and URLs;
 - file paths (``/etc/app.conf``, ``src/mas/cli.py``, ``C:\\logs\\app.log``);
-- proper names in quotes (``"Blue Harbor Logistics"``).
+- dates (``2023-05-08``, ``8 May 2023``, ``May 8, 2023``, ``8 May, 2023``);
+- times (``14:30``, ``1:56 pm``);
+- numbers with a unit (``15 kg``, ``3.5 GB``, ``20%``, ``250 ms``);
+- proper names in quotes (``"Blue Harbor Logistics"``);
+- people's and places' names without quotes (``Priya Haddad``, ``New York``, ``Mel`` in
+  "Hey Mel"), by the rule of :mod:`mas.library.standard.names`.
 
-Skill blocks are masked first (they are retained verbatim anyway). The result is capped
-at ``max_identifiers`` so a huge tool result cannot make the check unbounded.
+Every scan is linear in its text (:mod:`mas.library.standard.patterns`). Skill blocks are
+masked first (they are retained verbatim anyway). The result is capped at
+``max_identifiers`` so a huge tool result cannot make the check unbounded.
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mas.library.standard import patterns
+from mas.library.standard.names import names_in
 from mas.runtime.context import mask_skills
 from mas.runtime.protocols import BindContext, Message
 
-_CURRENCIES = ("$", "€", "£", "¥", "USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD")
 
-_FAMILIES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-    (re.compile(r"https?://[^\s\"'<>()\[\]{}]+[^\s\"'<>()\[\]{}.,;:!?]"), ("://",)),
-    (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), ("@",)),
-    (re.compile(r"\b[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]+)*-\d{2,}[A-Z0-9]*\b"), ("-",)),
-    (re.compile(
-        r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?"
-        r"|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP|JPY|CHF|CAD|AUD)\b"
-    ), _CURRENCIES),
-    (re.compile(
-        r"\b\d+(?:[.,]\d+)?\s?(?:%|(?:kg|mg|km|cm|mm|ms|GB|MB|KB|TB|GiB|MiB|KiB|kWh|kW|"
-        r"MHz|GHz|Hz|px|mph|min|sec|hours?|days?|weeks?|months?|years?)(?![\w]))"
-    ), ()),  # \d is any Unicode digit: no cheap literal test
-    # Never starting inside a run of path characters keeps a long word from being tried
-    # at every position (quadratic on big results).
-    (re.compile(
-        r"(?<![\w/.-])(?:[A-Za-z]:\\|~/|\.{1,2}/|/)?(?:[\w.-]+[/\\])+[\w-]+\.[A-Za-z0-9]{1,8}\b"
-    ), ("/", "\\")),
-    (re.compile(r"[\"“']([A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,5})[\"”']"), ("\"", "“", "'")),
+@dataclass(frozen=True)
+class Family:
+    """One kind of identifier: how to find its spans, and the literals one of which every
+    span holds (none: always scanned). A text with none of them is not scanned for the
+    family: a substring test is far cheaper than a pass over a 60k-character tool result."""
+
+    name: str
+    spans: Callable[[str], Iterator[tuple[int, int]]]
+    needs: tuple[str, ...] = ()
+
+
+def _pattern(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[int, int]]]:
+    """The spans function of a pattern: its identifier group in each match."""
+
+    def spans(text: str) -> Iterator[tuple[int, int]]:
+        return (patterns.span_of(match) for match in pattern.finditer(text))
+
+    return spans
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family("url", _pattern(patterns.URL), ("://",)),
+    Family("email", _pattern(patterns.EMAIL), ("@",)),
+    Family("code", _pattern(patterns.CODE), ("-",)),
+    Family("amount", _pattern(patterns.AMOUNT), patterns.CURRENCIES),
+    Family("path", _pattern(patterns.PATH), ("/", "\\")),
+    Family("date", _pattern(patterns.DATE)),  # \d is any Unicode digit: no cheap literal
+    Family("time", _pattern(patterns.TIME)),
+    Family("unit", _pattern(patterns.UNIT)),
+    Family("quoted_name", _pattern(patterns.QUOTED_NAME), ("\"", "“", "'")),
+    Family("name", names_in),
 )
-"""One pattern per identifier family, most specific first (a URL before its path), each
-with the literals one of which any match must contain (none: always scanned). A text with
-none of them is not scanned for that family: a substring test is far cheaper than a regex
-pass over a 60k-character tool result."""
+"""The families, most specific first: where two overlap the earlier one wins (a URL
+over the path inside it, a date over the month name in it)."""
 
 
 class StandardExtractorParams(BaseModel):
@@ -64,7 +82,7 @@ class StandardExtractorParams(BaseModel):
 
 
 class StandardIdentifierExtractor:
-    """Regular-expression extractor for codes, amounts, units, e-mails, URLs, paths, names."""
+    """Extractor for codes, amounts, dates, times, units, e-mails, URLs, paths and names."""
 
     def __init__(self, params: StandardExtractorParams, ctx: BindContext | None = None) -> None:
         self.params = params
@@ -83,27 +101,26 @@ class StandardIdentifierExtractor:
 
 
 def identifiers_in(text: str) -> list[str]:
-    """Identifiers of one text, in order; a match overlapping an earlier family's is skipped.
+    """Identifiers of one text, in order; a span overlapping an earlier family's is skipped.
 
-    Accepted spans are kept sorted, so each match is checked against its neighbours only
-    (a 60k-character tool result full of numbers stays linear-ish, not quadratic).
+    Which characters are taken is kept in one byte per character, so each span is checked
+    and marked in time proportional to its length: linear in the text, however many
+    identifiers it holds.
     """
-    starts: list[int] = []
-    spans: list[tuple[int, int, str]] = []
-    for pattern, needs in _FAMILIES:
-        if needs and not any(literal in text for literal in needs):
+    taken: bytearray | None = None
+    found: list[tuple[int, str]] = []
+    for family in FAMILIES:
+        if family.needs and not any(literal in text for literal in family.needs):
             continue
-        group = 1 if pattern.groups else 0
-        for match in pattern.finditer(text):
-            start, stop = match.span(group)
-            at = bisect_left(starts, start)
-            if at and spans[at - 1][1] > start:
-                continue  # overlaps the span that begins before it
-            if at < len(spans) and spans[at][0] < stop:
-                continue  # overlaps the span that begins after it
-            starts.insert(at, start)
-            spans.insert(at, (start, stop, match.group(group).strip()))
-    return [value for _, _, value in spans]
+        for start, stop in family.spans(text):
+            if taken is None:
+                taken = bytearray(len(text))
+            elif taken.find(1, start, stop) >= 0:
+                continue
+            taken[start:stop] = b"\x01" * (stop - start)
+            found.append((start, text[start:stop].strip()))
+    found.sort()
+    return [value for _, value in found]
 
 
 def missing_from(summary: str, identifiers: list[str]) -> list[str]:
