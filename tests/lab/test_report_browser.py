@@ -124,3 +124,28 @@ def test_every_link_of_the_report_resolves(report: Path, tmp_path: Path) -> None
     html = report.read_text()
     for anchor in anchors:
         assert f"id='{anchor}'" in html, anchor
+
+
+LONG_CONVERSATIONS = (Path(__file__).resolve().parents[2] / "library-lab" / "examples"
+                      / "long-conversations" / "experiment.yaml")
+
+
+def test_the_locomo_example_report_states_its_result_and_links_real_timelines(
+        runtime: Runtime, tmp_path: Path) -> None:
+    # Issue 24's "done when": a LoCoMo-format example's report, with the kernel's own
+    # timeline pages (not the stand-in above), opens with the result and the Pareto plot.
+    outcome = run_experiment(runtime, LONG_CONVERSATIONS, runs_root=tmp_path / "runs")
+    assert outcome.ok
+    report = outcome.run.path / "report.html"
+    rows, log = _browse(report, tmp_path)
+    svgs = [row for row in rows if row[0] == "svg"]
+    assert svgs and svgs[0][1].startswith("ProbeRecall against prompt tokens")
+    findings = [row[1] for row in rows if row[0] == "finding"]
+    assert any(f.startswith("EvidenceWithSummary") for f in findings), findings
+    timelines = [row[1] for row in rows if row[0] == "timeline"]
+    sessions = sorted(outcome.run.path.glob("sessions/*/*/run-*"))
+    assert len(timelines) == len(sessions) == 12  # 4 flavours x 3 conversations
+    for link in timelines:
+        page = report.parent / link
+        assert page.is_file() and "<canvas" in page.read_text()
+    assert [line for line in log.splitlines() if ":CONSOLE" in line] == []
