@@ -8,10 +8,13 @@ as in tests/standard): each call takes the next mode from its script — ``ok``,
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -158,3 +161,75 @@ def fake_openai() -> Iterator[Any]:
         spec.loader.exec_module(module)
     with module.serve() as state:
         yield state
+
+
+LINEAR_GROWTH = 8.0
+"""Largest time ratio a linear scan may show when its input grows :data:`GROWTH` times
+(about 4 for a linear scan; about 16 for a quadratic one): wide enough that a busy
+machine, which slows some runs and not others, does not fail a linear scan."""
+
+GROWTH = 4
+"""How many times larger the second input is: two doublings."""
+
+
+def growth_ratio(scan: Callable[[str], Any], make: Callable[[int], str], *,
+                 size: int | None = None, floor: float = 0.005, rounds: int = 3,
+                 repeats: int = 3) -> float:
+    """Best time of ``scan`` on ``make(GROWTH * n)`` over its best time on ``make(n)``.
+
+    ``n`` is ``size``, or the first of 1,000, 2,000, 4,000, ... whose run takes ``floor``
+    seconds (a linear scan is then timed on milliseconds, not on noise, and a quadratic one
+    is caught while it is still fast). Each time is the best of ``repeats`` interleaved
+    runs with the garbage collector paused, and the ratio the smallest of up to ``rounds``
+    rounds: load slows single runs, never every one, while a quadratic scan is slow in all.
+    A ratio inside one run, never a wall-clock bound.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        n = size or 1_000
+        while size is None and n < 1_000_000 and _best_times(scan, [make(n)], 1)[0] < floor:
+            n *= 2
+        samples = [make(n), make(GROWTH * n)]
+        _best_times(scan, samples, 1)  # warm up
+        ratios: list[float] = []
+        for _round in range(rounds):
+            small, large = _best_times(scan, samples, repeats)
+            ratios.append(large / max(small, 1e-9))
+            if ratios[-1] < LINEAR_GROWTH:
+                break
+        return min(ratios)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _best_times(scan: Callable[[str], Any], samples: list[str], repeats: int) -> list[float]:
+    """The best of ``repeats`` times of ``scan`` on each sample, interleaved."""
+    best = [float("inf")] * len(samples)
+    for _repeat in range(repeats):
+        for side, sample in enumerate(samples):
+            start = time.perf_counter()
+            scan(sample)
+            best[side] = min(best[side], time.perf_counter() - start)
+    return best
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """How a scan's time grows with its input (issue 26 item 1):
+    ``assert scaling.ratio(scan, make) < scaling.limit``."""
+
+    limit: float = LINEAR_GROWTH
+    growth: int = GROWTH
+
+    def ratio(self, scan: Callable[[str], Any], make: Callable[[int], str],
+              **options: Any) -> float:
+        """:func:`growth_ratio` of ``scan`` on ``make``."""
+        return growth_ratio(scan, make, **options)
+
+
+@pytest.fixture(scope="session")
+def scaling() -> Scaling:
+    """The shared growth measure of the linear-scan tests."""
+    return Scaling()

@@ -1,17 +1,15 @@
 """Issue 26 item 1: every scan of untrusted text is linear in its input.
 
-Each scan gets a hostile text and the same text twice as long; a linear scan takes about
-twice as long on the second, a quadratic one about four times (the old code pattern took
-0.17 s on ``"HUGE-" * 2000``, 0.85 s on twice that). The bound is on that ratio inside
-one run, never on wall-clock time: each time is the best of several interleaved repeats
-with the garbage collector off, and the ratio the best of a few rounds, so that a busy
-machine slows both sides alike.
+Each scan gets a hostile text and the same text doubled twice (four times as long); a
+linear scan takes about four times as long on the second, a quadratic one about sixteen
+(the old code pattern took 0.17 s on ``"HUGE-" * 2000``, 0.85 s on twice that). The bound
+is on that ratio inside one run, never on wall-clock time (the ``scaling`` fixture of
+``conftest.py``: best of interleaved repeats, garbage collector off, best of a few
+rounds, so that a busy machine slows both sides alike).
 """
 
 from __future__ import annotations
 
-import gc
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,16 +20,6 @@ from hypothesis import strategies as st
 from mas.library.standard.offline import respond
 from mas.library.standard.plugins.context.identifiers import identifiers_in
 from mas.runtime.secrets import mask, mask_data, reduce_message, status_of
-
-FLOOR = 0.005
-"""Seconds the smaller text must take at least: the text doubles from 1,000 characters
-until it does, so that a linear scan is timed on milliseconds, not on noise, and a
-quadratic one is caught while it is still fast."""
-
-LINEAR = 3.0
-"""Largest time ratio of a doubled input a linear scan may show (quadratic: about 4)."""
-
-ROUNDS, REPEATS = 3, 3
 
 Scan = Callable[[str], Any]
 
@@ -78,39 +66,6 @@ PREFIX = ARMED + "abcd Expected: [skill content retained verbatim: x status http
 scans' patterns start from, the last of them right before the hostile run."""
 
 
-def time_ratio(scan: Scan, text: Callable[[int], str]) -> float:
-    """Best time of ``scan`` on ``text(2 * n)`` over its best time on ``text(n)``, for the
-    first ``n`` (from 1,000, doubling) whose time reaches :data:`FLOOR`."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        size = 1_000
-        while size < 1_000_000 and _best(scan, [text(size)], repeats=1)[0] < FLOOR:
-            size *= 2
-        small, large = text(size), text(2 * size)
-        ratios: list[float] = []
-        for _round in range(ROUNDS):
-            first, second = _best(scan, [small, large])
-            ratios.append(second / max(first, 1e-9))
-            if ratios[-1] < LINEAR:
-                break
-        return min(ratios)
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _best(scan: Scan, samples: list[str], repeats: int = REPEATS) -> list[float]:
-    """The best of ``repeats`` times of ``scan`` on each sample, interleaved."""
-    best = [float("inf")] * len(samples)
-    for _repeat in range(repeats):
-        for side, sample in enumerate(samples):
-            start = time.perf_counter()
-            scan(sample)
-            best[side] = min(best[side], time.perf_counter() - start)
-    return best
-
-
 def _repeated(prefix: str, unit: str) -> Callable[[int], str]:
     # The run gets a line of its own: a search that stops at the prefix's first match
     # must still read the run in the offline model's sentence-by-sentence scans.
@@ -119,10 +74,12 @@ def _repeated(prefix: str, unit: str) -> Callable[[int], str]:
 
 @pytest.mark.parametrize("hostile", sorted(HOSTILE))
 @pytest.mark.parametrize("scan", sorted(SCANS))
-def test_hostile2_item01_each_scan_is_linear_on_hostile_runs(scan: str, hostile: str) -> None:
+def test_hostile2_item01_each_scan_is_linear_on_hostile_runs(scan: str, hostile: str,
+                                                             scaling: Any) -> None:
     text = _repeated(ARMED if scan == "identifiers" else PREFIX, HOSTILE[hostile])
-    ratio = time_ratio(SCANS[scan], text)
-    assert ratio < LINEAR, f"{scan} on {hostile}: doubling the input took {ratio:.1f}x as long"
+    ratio = scaling.ratio(SCANS[scan], text)
+    assert ratio < scaling.limit, (
+        f"{scan} on {hostile}: {scaling.growth}x the input took {ratio:.1f}x as long")
 
 
 FRAGMENTS = ["-", "A", "Ab", "HUGE", "1", "12", ",", ".", "@", "/", "\\", "'", '"', " ", "\n",
@@ -131,10 +88,12 @@ FRAGMENTS = ["-", "A", "Ab", "HUGE", "1", "12", ",", ".", "@", "/", "\\", "'", '
 
 @settings(max_examples=12, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=5).map("".join))
-def test_hostile2_item01_the_extractor_is_linear_on_any_repeated_unit(unit: str) -> None:
-    ratio = time_ratio(identifiers_in, _repeated(ARMED, unit))
-    assert ratio < LINEAR, f"identifiers on {unit!r} * n: doubling took {ratio:.1f}x as long"
+@given(unit=st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=5).map("".join))
+def test_hostile2_item01_the_extractor_is_linear_on_any_repeated_unit(unit: str,
+                                                                     scaling: Any) -> None:
+    ratio = scaling.ratio(identifiers_in, _repeated(ARMED, unit))
+    assert ratio < scaling.limit, (
+        f"identifiers on {unit!r} * n: {scaling.growth}x the input took {ratio:.1f}x as long")
 
 
 def test_hostile2_item01_huge_is_found_in_bounded_codes() -> None:
