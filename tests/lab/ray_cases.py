@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -249,16 +250,13 @@ run_experiment(Runtime.create(), Path(sys.argv[1]), runs_root=Path(sys.argv[2]),
 """
 
 
-def test_a_killed_driver_resumes_to_the_same_results(
-        cluster: str, tmp_path: Path, runtime: Runtime, make_experiment: Any) -> None:
-    path = experiment(make_experiment, tmp_path / "exp", "ray-resume", post=JUDGE)
-    cold_provider()
-    local = run_experiment(runtime, path, runs_root=tmp_path / "local",
-                           flavours=["stack"]).run.path
-    script = tmp_path / "driver.py"
+@contextmanager
+def killed_after_one_session(script: Path, path: Path, runs: Path,
+                             address: str) -> Iterator[subprocess.Popen[bytes]]:
+    """Run :data:`DRIVER` on ``address`` until one session has landed under ``runs``, then
+    (after the ``with`` body) SIGKILL it."""
     script.write_text(DRIVER)
-    runs = tmp_path / "runs"
-    driver = subprocess.Popen([sys.executable, str(script), str(path), str(runs), cluster],
+    driver = subprocess.Popen([sys.executable, str(script), str(path), str(runs), address],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 90
@@ -266,9 +264,21 @@ def test_a_killed_driver_resumes_to_the_same_results(
             assert driver.poll() is None, "the driver ended before it could be killed"
             assert time.monotonic() < deadline, "no session finished in 90 s"
             time.sleep(0.1)
+        yield driver
     finally:
         os.kill(driver.pid, signal.SIGKILL)
         driver.wait()
+
+
+def test_a_killed_driver_resumes_to_the_same_results(
+        cluster: str, tmp_path: Path, runtime: Runtime, make_experiment: Any) -> None:
+    path = experiment(make_experiment, tmp_path / "exp", "ray-resume", post=JUDGE)
+    cold_provider()
+    local = run_experiment(runtime, path, runs_root=tmp_path / "local",
+                           flavours=["stack"]).run.path
+    runs = tmp_path / "runs"
+    with killed_after_one_session(tmp_path / "driver.py", path, runs, cluster):
+        pass
     run = next(runs.glob("*/*/run.json")).parent
     landed = len(list(run.glob("sessions/*/*/*/transcript.json")))
     assert landed == 1 and not (run / "sessions.json").exists()
@@ -278,6 +288,39 @@ def test_a_killed_driver_resumes_to_the_same_results(
     rows = json.loads((run / "sessions.json").read_text())["sessions"]
     assert [r["status"] for r in rows] == ["ok"] * 2
     assert differences(local, run) == []
+
+
+def _ray_processes() -> dict[int, str]:
+    """Every running process of any local Ray instance (a head process naming its session,
+    an agent or worker titled ``ray::``), with its command line."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and ("--session-name=" in line or line.startswith("ray::")):
+            found[int(entry.name)] = line
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="the reaper reads /proc")
+def test_a_killed_driver_leaves_no_ray_instance_it_started(
+        cluster: str, tmp_path: Path, make_experiment: Any) -> None:
+    # "local": the driver starts its own instance beside the module's; SIGKILL runs none of
+    # its code, and the kernel ends only Ray's GCS and raylet, not the raylet's agents.
+    path = experiment(make_experiment, tmp_path / "exp", "ray-reaped", post=JUDGE)
+    before = set(_ray_processes())
+    with killed_after_one_session(tmp_path / "driver.py", path, tmp_path / "runs", "local"):
+        started = set(_ray_processes()) - before
+        assert started, "the driver started no Ray instance of its own"
+    deadline = time.monotonic() + 60  # a bound on a failure, not a timing assertion
+    while set(_ray_processes()) & started and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = _ray_processes()
+    assert [left[pid] for pid in started if pid in left] == []
+    check_cluster(ray, cpus=1)  # the module's own instance is untouched
 
 
 def test_a_plugin_missing_on_the_cluster_is_named_before_any_session(cluster: str) -> None:

@@ -233,3 +233,23 @@ class Scaling:
 def scaling() -> Scaling:
     """The shared growth measure of the linear-scan tests."""
     return Scaling()
+
+@pytest.fixture
+def fake_openai_agent(write: Callable[[str, str], Path], fake_openai: Any) -> tuple[Path, Path]:
+    """An agent on ``openai/gpt-4o-mini`` and an Infra sending it to ``fake_openai``, with
+    no retries (each scripted answer is used once): ``(agent.yaml, infra.yaml)``."""
+    agent = write("agent.yaml", """
+        apiVersion: mas/v1
+        kind: Agent
+        metadata: {name: leaky}
+        spec:
+          models: [{id: main, model: openai/gpt-4o-mini, context_window: 4000}]
+        """)
+    infra = write("infra.yaml", f"""
+        apiVersion: mas/v1
+        kind: Infra
+        metadata: {{name: local}}
+        spec:
+          generation: {{api_base: "{fake_openai.base_url}", num_retries: 0, timeout: 5}}
+        """)
+    return agent, infra

@@ -28,27 +28,15 @@ def _texts(root: Path) -> list[str]:
 
 
 def test_item04_provider_env_key_never_reaches_files_or_output(
-    tmp_path: Path, write: Callable[[str, str], Path], mas_ctl: Callable[..., Any],
-    fake_openai: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path, mas_ctl: Callable[..., Any], fake_openai: Any,
+    fake_openai_agent: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)  # read by LiteLLM itself, no api_key_env
     caplog.set_level("DEBUG")
     fake_openai.fail(401, message=f"Incorrect API key provided: {KEY}")
     fake_openai.fail(401, message=f"Incorrect API key provided: {KEY}")
-    agent = write("agent.yaml", """
-        apiVersion: mas/v1
-        kind: Agent
-        metadata: {name: leaky}
-        spec:
-          models: [{id: main, model: openai/gpt-4o-mini, context_window: 4000}]
-        """)
-    infra = write("infra.yaml", f"""
-        apiVersion: mas/v1
-        kind: Infra
-        metadata: {{name: local}}
-        spec:
-          generation: {{api_base: "{fake_openai.base_url}", num_retries: 0, timeout: 5}}
-        """)
+    agent, infra = fake_openai_agent
     turns = tmp_path / "turns.jsonl"
     turns.write_text(json.dumps("hello") + "\n")
     run = mas_ctl("run", agent, "--infra", infra, "--input", turns, "--out", tmp_path / "run")

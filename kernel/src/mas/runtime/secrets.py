@@ -14,6 +14,11 @@ A value of :data:`MIN_LENGTH` characters or more is replaced wherever it occurs;
 one (from :data:`MIN_TOKEN_LENGTH`) only where it stands alone as a word, so that a short
 value never mangles ordinary text; shorter values are not keys and are left alone.
 
+A key is also replaced in every form it takes once written down (:func:`key_forms`): JSON
+escapes a ``"`` or ``\\`` in it (``transcript.json``, ``session.json``, a JSON line that
+holds JSON), and ``repr`` does the same; the raw value is not in such text, its escaped
+form is.
+
 Provider error text may quote the prompt. :func:`error_fields` reduces an exception to
 kind, HTTP status and a bounded, masked message made only of the exception's type and
 status, never the provider's words; :func:`content_free` does the same for a string
@@ -22,11 +27,13 @@ already formatted as ``Type: message``.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
 import threading
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 MASK = "***"
@@ -79,19 +86,36 @@ def secret_values(environ: dict[str, str] | None = None) -> list[str]:
     return sorted((v for v in values if len(v) >= MIN_TOKEN_LENGTH), key=len, reverse=True)
 
 
+@lru_cache(maxsize=256)  # mask runs on every stored text; a key's forms never change
+def key_forms(secret: str) -> tuple[str, ...]:
+    """Every form ``secret`` takes in stored or printed text, longest first: itself, its
+    JSON-escaped form (ASCII-only and not), the same escaped once more (JSON inside a JSON
+    string, as an event line quoting a stored file) and its ``repr``."""
+    once = [json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]]
+    twice = [json.dumps(form)[1:-1] for form in once]
+    # ``repr`` quotes with ' unless only " is safe; in a longer text holding both quotes it
+    # escapes the ' instead: both spellings.
+    reprs = [repr(secret)[1:-1], repr(secret + "'\"")[1:-4]]
+    forms = {secret, *reprs, *once, *twice}
+    return tuple(sorted(forms, key=len, reverse=True))
+
+
 def mask(text: str, secrets: Iterable[str] | None = None) -> str:
-    """``text`` with every key replaced by :data:`MASK` (see the module docstring).
+    """``text`` with every key, in each of its :func:`key_forms`, replaced by :data:`MASK`
+    (see the module docstring).
 
     :param secrets: the values to mask (default: :func:`secret_values`).
     """
     if not text:
         return text
     for secret in secret_values() if secrets is None else secrets:
-        if len(secret) >= MIN_LENGTH:
-            text = text.replace(secret, MASK)
-        elif len(secret) >= MIN_TOKEN_LENGTH and secret in text:
-            pattern = rf"(?<![\w-]){re.escape(secret)}(?![\w-])"
-            text = re.sub(pattern, MASK, text)
+        # The rule (anywhere, or as a word) is the key's own length's, whatever the form's.
+        for form in key_forms(secret):
+            if len(secret) >= MIN_LENGTH:
+                text = text.replace(form, MASK)
+            elif len(secret) >= MIN_TOKEN_LENGTH and form in text:
+                pattern = rf"(?<![\w-]){re.escape(form)}(?![\w-])"
+                text = re.sub(pattern, MASK, text)
     return text
 
 

@@ -61,11 +61,17 @@ def handle_errors(verbose: bool) -> Iterator[None]:
         _fail(verbose, [f"error: {exc}"], EXIT_USER_ERROR)
 
 
+def echo_masked(text: str = "", *, err: bool = False) -> None:
+    """``click.echo`` of ``text`` with every key masked: what a command prints may quote a
+    model's reply, and a reply may quote the key (issue 26, item 9)."""
+    click.echo(mask(text), err=err)
+
+
 def _fail(verbose: bool, lines: list[str], code: int) -> None:
     if verbose:
-        click.echo(mask(traceback.format_exc()), err=True)
+        echo_masked(traceback.format_exc(), err=True)
     for line in lines:
-        click.echo(mask(line), err=True)
+        echo_masked(line, err=True)
     sys.exit(code)
 
 

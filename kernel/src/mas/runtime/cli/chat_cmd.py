@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from mas.runtime.cli._app import manifest_options, state_of
+from mas.runtime.cli._app import echo_masked, manifest_options, state_of
 from mas.runtime.cli._otel import otel_option, trace_session
 from mas.runtime.cli.run_cmd import (
     default_run_folder,
@@ -71,7 +71,7 @@ def chat_command(
     try:
         session.engine.prepare()
     except KeyboardInterrupt:
-        click.echo("interrupted while loading the model libraries; nothing was said", err=True)
+        echo_masked("interrupted while loading the model libraries; nothing was said", err=True)
         ctx.exit(EXIT_INTERRUPTED)
     close = record_events(runtime, out, lambda: session.session_id)
     stop_warnings = print_warnings(runtime)
@@ -79,7 +79,7 @@ def chat_command(
     save_history = _line_editing(out / HISTORY_FILE)
     _ctrl_c_to_the_main_thread()
     resumed = f", resuming after turn {session.turns}" if session.turns else ""
-    click.echo(
+    echo_masked(
         f"{session.agent_name} on {session.engine.model} (session {session.session_id}"
         f"{resumed}); run folder {out}; /help for commands"
     )
@@ -92,7 +92,7 @@ def chat_command(
         lost_spans = stop_tracing()
         write_transcript(out, session)
         close()
-    click.echo(f"run folder: {out}")
+    echo_masked(f"run folder: {out}")
     report_degradation(session, allow=False, lost_spans=lost_spans)
 
 
@@ -103,7 +103,7 @@ def _loop(session: AgentSession) -> None:
                 return
         except KeyboardInterrupt:
             # At the prompt, or between a reply and the next prompt: nothing to cancel.
-            click.echo("\n(/exit or Ctrl-D quits)")
+            echo_masked("\n(/exit or Ctrl-D quits)")
 
 
 def _step(session: AgentSession) -> bool:
@@ -111,7 +111,7 @@ def _step(session: AgentSession) -> bool:
     try:
         line = input("you> ")
     except EOFError:
-        click.echo()
+        echo_masked()
         return False
     text = line.strip()
     if text.startswith("/") and not text.startswith("//"):
@@ -122,13 +122,13 @@ def _step(session: AgentSession) -> bool:
     try:
         answer = session.send(message).answer
     except KeyboardInterrupt:
-        click.echo("\ninterrupted: that turn was not kept", err=True)
+        echo_masked("\ninterrupted: that turn was not kept", err=True)
         return True
     except MasError as exc:
         # The turn is not committed; the user may retry or change course.
-        click.echo(f"error: {exc} (that turn was not kept)", err=True)
+        echo_masked(f"error: {exc} (that turn was not kept)", err=True)
         return True
-    click.echo(f"{session.agent_name}> {answer}")
+    echo_masked(f"{session.agent_name}> {answer}")
     return True
 
 
@@ -139,21 +139,21 @@ def _command(session: AgentSession, text: str) -> bool:
         return True
     if name == "/help":
         for command, what in COMMANDS.items():
-            click.echo(f"  {command:<10} {what}")
-        click.echo("  //text     send text that starts with '/'")
+            echo_masked(f"  {command:<10} {what}")
+        echo_masked("  //text     send text that starts with '/'")
     elif name == "/inspect" and rest.strip() in ("", "--json"):
         view = session.inspect_context().to_dict()
         if rest.strip() == "--json":
-            click.echo(json.dumps(view, indent=2))
+            echo_masked(json.dumps(view, indent=2))
         else:
             if view.get("window") is None:  # no request yet: what the manifest resolved
                 settings = session.settings
                 view.update(window=settings.window, window_source=settings.window_source,
                             reserve=settings.reserve)
             for row in usage_lines(view):
-                click.echo(row)
+                echo_masked(row)
     else:
-        click.echo(f"unknown command {text!r}; /help lists the commands", err=True)
+        echo_masked(f"unknown command {text!r}; /help lists the commands", err=True)
     return False
 
 

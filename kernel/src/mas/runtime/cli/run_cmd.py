@@ -13,7 +13,13 @@ from pathlib import Path
 
 import click
 
-from mas.runtime.cli._app import EXISTING_FILE, manifest_options, problems_as_json, state_of
+from mas.runtime.cli._app import (
+    EXISTING_FILE,
+    echo_masked,
+    manifest_options,
+    problems_as_json,
+    state_of,
+)
 from mas.runtime.cli._otel import otel_option, trace_session
 from mas.runtime.degradation import EXIT_DEGRADED
 from mas.runtime.errors import ManifestError, Problem
@@ -141,7 +147,7 @@ def print_warnings(runtime: Runtime) -> Callable[[], None]:
         # A warning repeated on every turn (an unknown window) is worth reading once.
         if event.name == "warning" and message not in seen:
             seen.add(message)
-            click.echo(f"warning: {message}", err=True)
+            echo_masked(f"warning: {message}", err=True)
 
     return runtime.add_listener(show)
 
@@ -217,12 +223,12 @@ def run_command(
     lost_spans = 0
     try:
         if session.turns:
-            click.echo(f"resuming {out} after turn {session.turns}", err=quiet)
+            echo_masked(f"resuming {out} after turn {session.turns}", err=quiet)
         for text in turns[session.turns :]:
             started = time.monotonic()
             result = session.send(text)
             if not quiet:
-                click.echo(turn_line(session, result, time.monotonic() - started))
+                echo_masked(turn_line(session, result, time.monotonic() - started))
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
         raise
@@ -232,12 +238,12 @@ def run_command(
         write_transcript(out, session, error=error)
         close()
     view = session.inspect_context()
-    click.echo(json.dumps(view.to_dict(), indent=2))
+    echo_masked(json.dumps(view.to_dict(), indent=2))
     # With --json (--quiet) stdout is the JSON document alone, for `| jq`; the rest goes
     # to stderr.
     for line in accounting_lines(view.accounting, view.identifier_check):
-        click.echo(line, err=quiet)
-    click.echo(f"run folder: {out}", err=quiet)
+        echo_masked(line, err=quiet)
+    echo_masked(f"run folder: {out}", err=quiet)
     report_degradation(session, allow_degraded, lost_spans)
 
 
@@ -274,7 +280,7 @@ def report_degradation(session: AgentSession, allow: bool, lost_spans: int = 0) 
     record = session.degradation
     for kind, count in sorted(record.counts.items()):
         last = record.reasons.get(kind)
-        click.echo(f"{kind}: {count}" + (f" (last: {last})" if last else ""), err=True)
+        echo_masked(f"{kind}: {count}" + (f" (last: {last})" if last else ""), err=True)
     accepted = "; accepted (--allow-degraded)" if allow else ""
     failures = list(session.runtime.faults)
     if lost_spans:
@@ -283,6 +289,6 @@ def report_degradation(session: AgentSession, allow: bool, lost_spans: int = 0) 
         failures.insert(0, f"session {session.session_id} finished, but its numbers are not "
                            "the strategy's own")
     for failure in failures:
-        click.echo(f"degraded: {failure}{accepted}", err=True)
+        echo_masked(f"degraded: {failure}{accepted}", err=True)
     if failures and not allow:
         sys.exit(EXIT_DEGRADED)

@@ -2,8 +2,10 @@
 
 The driver (this process) joins the cluster, checks that every node has the driver's
 plugins, and sends each session as one task with ``num_cpus_per_session`` CPUs and no
-retries. A task returns the session's files; the runner writes them, so the workers need no
-shared filesystem and never touch the run folder. A worker that dies fails that session
+retries. A local instance the driver started ends with the driver, also when the driver
+is killed (:mod:`~mas.library.lab.executors.ray_reaper`). A task returns the session's
+files; the runner writes them, so the workers need no shared filesystem and never touch
+the run folder. A worker that dies fails that session
 only (:data:`WORKER_LOST`); the others go on.
 
 Ray is imported here only, and this module only when the ray backend is asked for.
@@ -25,6 +27,7 @@ from mas.library.lab.executors._ray_worker import (
     play_remote,
     plugin_inventory,
 )
+from mas.library.lab.executors.ray_reaper import start_reaper, stop_reaper
 from mas.library.lab.sessions import SessionJob
 from mas.runtime.errors import MasError
 from mas.runtime.spec.experiment import Runner
@@ -76,6 +79,9 @@ class RayExecutor(SessionExecutor):
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 where = f"--address {runner.address}" if runner.address else "ray"
                 raise MasError(f"{where}: cannot join or start a Ray cluster: {exc}") from None
+        # An instance ray.init started here must not outlive the driver, even killed
+        # (ray_reaper); a cluster joined has no processes below this one, and no reaper.
+        self._reaper = start_reaper() if self._connected_here else None
         self._play = ray.put(play)
         self._task = ray.remote(play_remote).options(
             num_cpus=runner.num_cpus_per_session, max_retries=0)
@@ -121,12 +127,15 @@ class RayExecutor(SessionExecutor):
         self._running.clear()
 
     def close(self) -> None:
-        """Stop the cache keepers and disconnect (which stops an instance ``ray.init`` started)."""
+        """Stop the cache keepers and disconnect (which stops an instance ``ray.init`` started),
+        then let the reaper make sure that instance is gone."""
         for keeper in self._keepers.values():
             self._ray.kill(keeper)
         self._keepers.clear()
         if self._connected_here:
             self._ray.shutdown()
+        stop_reaper(self._reaper)
+        self._reaper = None
 
     def _bundle(self, job: SessionJob) -> Any:
         """The flavour's bundle in the object store, put there once per flavour."""
