@@ -178,6 +178,7 @@ def build_registries(pm: MasPluginManager) -> Registries:
         registry = registries[kind]
         # One list shared by every kind, so a fault found later still reaches earlier kinds.
         registry.failed_plugins = failed
+        registry.strict = pm.strict
         caller = getattr(pm.hook, REGISTRATION_HOOKS[kind])
         for impl in reversed(caller.get_hookimpls()):
             if impl.plugin_name in failed:
