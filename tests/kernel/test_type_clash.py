@@ -41,7 +41,7 @@ def test_only_the_clashing_name_is_refused_with_one_line_naming_both(
     assert isinstance(info.value, UnknownTypeError), "reported wherever an unknown type is"
     assert str(info.value) == line
     assert registry.get("one:common").provider == ONE
-    assert registry.get("Two:Shared").provider == TWO
+    assert registry.get("Two:Common").provider == TWO
     assert registry.names() == ["only_one", "only_two"]
     assert "common" in registry, "the name is taken, by two"
     with pytest.raises(UnknownTypeError):
