@@ -103,7 +103,8 @@ class PluginLoadError(MasError):
         self.stage = stage
         self.file = file
         self.line = line
-        dist = f"{distribution} {version}" if distribution else "unknown distribution"
+        # A one-file plugin has its file where a distribution would be, and no version.
+        dist = " ".join(filter(None, (distribution, version))) or "unknown distribution"
         where = ""
         if file:
             where = f" at {file}:{line}" if line else f" at {file}"

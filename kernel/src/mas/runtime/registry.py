@@ -84,8 +84,9 @@ class PluginInfo:
 
     def describe(self) -> str:
         """``plugin "standard" (mas-library-standard 0.1.0)``, for error messages."""
-        if self.distribution:
-            return f'plugin "{self.name}" ({self.distribution} {self.version})'
+        if self.distribution:  # a one-file plugin has its file there, and no version
+            where = " ".join(filter(None, (self.distribution, self.version)))
+            return f'plugin "{self.name}" ({where})'
         return f'plugin "{self.name}"'
 
 
@@ -131,7 +132,8 @@ class KindRegistry:
     records its provider without the plugin having to say who it is. It is kept per
     thread: each hook runs on a thread of its own (with a deadline), and a hook abandoned
     past its deadline must not register under the plugin that runs next. ``used`` holds
-    the entries :meth:`get` has handed out (by ``plugin:name``): what this runtime bound, for a run's provenance.
+    the entries :meth:`get` has handed out (by ``plugin:name``): what this runtime bound,
+    for a run's provenance.
     ``clashes`` holds, per name (or alias) two plugins registered, every entry claiming
     it; ``strict`` makes such a clash a :class:`DuplicateTypeError` instead.
     """
