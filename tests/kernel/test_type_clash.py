@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mas.runtime.errors import DuplicateTypeError, TypeClashError, UnknownTypeError
 from mas.runtime.registry import KindRegistry, PluginInfo, Registries
@@ -105,3 +107,26 @@ def test_a_type_chosen_by_its_plugin_is_in_the_provenance() -> None:
     _register(registries.summarizer, TWO, "shared")
     registries.summarizer.get("two:shared")
     assert [e.provider for e in registries.used()] == [TWO]
+
+
+@given(st.lists(st.tuples(st.sampled_from([ONE, TWO, THREE]),
+                          st.sampled_from(["a", "b", "c", "d"])), max_size=12))
+def test_every_registration_stays_reachable_and_a_bare_name_binds_iff_unshared(
+    registrations: list[tuple[PluginInfo, str]],
+) -> None:
+    registry = KindRegistry("summarizer")
+    holders: dict[str, set[str]] = {}
+    for who, name in registrations:
+        if who.name in holders.get(name, set()):
+            continue  # one plugin registering a name twice is its own fault, tested above
+        _register(registry, who, name)
+        holders.setdefault(name, set()).add(who.name)
+    for name, plugins in holders.items():
+        for plugin in plugins:
+            assert registry.get(f"{plugin}:{name}").provider.name == plugin
+        if len(plugins) == 1:
+            assert registry.get(name).provider.name in plugins
+        else:
+            with pytest.raises(TypeClashError):
+                registry.get(name)
+    assert registry.names() == sorted(n for n, p in holders.items() if len(p) == 1)
