@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import logging
+from types import SimpleNamespace
 
+import jsonschema
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mas.runtime import Runtime, hookimpl
 from mas.runtime.errors import DuplicateTypeError, TypeClashError, UnknownTypeError
 from mas.runtime.registry import KindRegistry, PluginInfo, Registries
+from mas.runtime.spec.manifests import Agent
+from mas.runtime.spec.schema import kind_schema
 
 ONE = PluginInfo("one", "dist-one", "1.0")
 TWO = PluginInfo("two", "dist-two", "2.0")
@@ -130,3 +135,21 @@ def test_every_registration_stays_reachable_and_a_bare_name_binds_iff_unshared(
             with pytest.raises(TypeClashError):
                 registry.get(name)
     assert registry.names() == sorted(n for n, p in holders.items() if len(p) == 1)
+
+
+def test_the_schema_offers_each_side_of_a_clash_by_its_plugin() -> None:
+    def mas_register_summarizers(registry: KindRegistry) -> None:
+        registry.register("drop", lambda p, c: None)
+
+    plugin = SimpleNamespace(mas_register_summarizers=hookimpl(mas_register_summarizers))
+    schema = kind_schema(Runtime.create(plugins=[("mine", plugin)]), Agent)
+    validator = jsonschema.Draft202012Validator(schema)
+
+    def agent(summarizer: str) -> dict[str, object]:
+        return {"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "a"},
+                "spec": {"context_manager": {"type": "summarising",
+                                             "params": {"summarizer": summarizer}}}}
+
+    assert validator.is_valid(agent("standard:drop"))
+    assert validator.is_valid(agent("mine:drop"))
+    assert not validator.is_valid(agent("drop")), "the bare name binds neither"

@@ -304,6 +304,20 @@ class KindRegistry:
     def __len__(self) -> int:
         return len(self.entries)
 
+    def bindable(self) -> list[tuple[TypeEntry, list[str]]]:
+        """Every registered entry, clashed ones too, by name, with each string binding it:
+        its unshared name and aliases, and ``plugin:key`` for every key it registered."""
+        found: dict[int, TypeEntry] = {id(e): e for e in self.entries.values()}
+        for holders in self.clashes.values():
+            found.update((id(e), e) for e in holders)
+        listed = []
+        for entry in sorted(found.values(), key=lambda e: (e.name, e.provider.name)):
+            keys = [entry.name, *entry.aliases]
+            plugin = fold_type_name(entry.provider.name)
+            listed.append((entry, [k for k in keys if k not in self.clashes]
+                           + [f"{plugin}{QUALIFIER}{k}" for k in keys]))
+        return listed
+
     def names(self) -> list[str]:
         """Registered names, sorted (aliases not included)."""
         return sorted(self.entries)
