@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from mas.runtime import PluginLoadError, Runtime, hookimpl
-from mas.runtime.errors import MasError
+from mas.runtime.errors import MasError, TypeClashError
 from mas.runtime.events import Event
 from mas.runtime.registry import KindRegistry
 
@@ -65,14 +65,16 @@ FAULTS = {
         3,
         "unknown hook 'mas_register_summarisers' (did you mean 'mas_register_summarizers'?)",
     ),
+    # Another plugin's name is a clash (below); the same plugin's, twice, is its own bug.
     "duplicate": (
         HEADER
         + "@hookimpl\n"
         + "def mas_register_context_managers(registry):\n"
-        + "    registry.register('sliding_window', lambda p, c: None)\n",
+        + "    registry.register('twice', lambda p, c: None)\n"
+        + "    registry.register('twice', lambda p, c: None)\n",
         "hook",
-        5,
-        "context_manager type 'sliding_window' registered twice",
+        6,
+        "context_manager type 'twice' registered twice",
     ),
     "import_fails": (
         "import os\n\nimport a_module_nobody_installed  # noqa\n",
@@ -93,8 +95,9 @@ FAULTS = {
 }
 
 
-def install_faulty(site: Path, name: str, source: str) -> Path:
-    """pip-install distribution ``mas-faulty-<name>`` 1.0, entry point ``faulty``, into ``site``.
+def install_faulty(site: Path, name: str, source: str, entry_point: str = "faulty") -> Path:
+    """pip-install distribution ``mas-faulty-<name>`` 1.0, entry point ``entry_point``, into
+    ``site``.
 
     The package is a source tree with a pyproject.toml, built and installed by pip as a
     plugin author's would be (offline: no index, no build isolation). Returns the
@@ -108,7 +111,7 @@ def install_faulty(site: Path, name: str, source: str) -> Path:
     (project / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
         f'[project]\nname = "mas-faulty-{name}"\nversion = "1.0"\n'
-        f'[project.entry-points.mas]\nfaulty = "faulty_{name}.plugin"\n'
+        f'[project.entry-points.mas]\n{entry_point} = "faulty_{name}.plugin"\n'
     )
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
@@ -361,7 +364,7 @@ def test_register_plugin_fixture_raises_the_fault_of_the_plugin_under_test(regis
     def bad(registry: KindRegistry) -> None:
         registry.register("first_words", lambda p, c: None)
 
-    with pytest.raises(PluginLoadError, match="registered twice"):
+    with pytest.raises(TypeClashError, match="'test_plugin:first_words' or 'mine:first_words'"):
         register_plugin(_plugin(mas_register_summarizers=bad), "mine")
 
 
@@ -453,3 +456,120 @@ def test_scoring_with_a_metric_plugin_that_faulted_ends_degraded(tmp_path: Path)
     assert scored.stderr.strip().splitlines()[-1] == (
         f"degraded: plugin 'faulty' left out during the run, at {plugin_file}:6 (RuntimeError)")
     assert (tmp_path / "out/metrics.json").is_file(), "the other metrics were scored"
+
+
+def _registering(*pairs: tuple[str, str]) -> str:
+    # A plugin registering each (hook, name) pair with a factory that builds nothing.
+    hooks: dict[str, list[str]] = {}
+    for hook, name in pairs:
+        hooks.setdefault(hook, []).append(name)
+    return HEADER + "".join(
+        f"@hookimpl\ndef {hook}(registry):\n"
+        + "".join(f"    registry.register({name!r}, lambda p, c: None)\n" for name in names)
+        + "\n"
+        for hook, names in hooks.items()
+    )
+
+
+CLASHING = {
+    # Against mas-library-standard: before issue 25 item 9 this left the standard out whole.
+    "clash_a": _registering(("mas_register_summarizers", "drop"),
+                            ("mas_register_summarizers", "only_a")),
+    # Two third-party plugins: before, the one discovered later lost all of its types.
+    "clash_b": _registering(("mas_register_context_managers", "shared_cm"),
+                            ("mas_register_summarizers", "only_b")),
+    "clash_c": _registering(("mas_register_context_managers", "shared_cm"),
+                            ("mas_register_summarizers", "only_c")),
+}
+
+
+def test_a_name_clash_refuses_only_that_name_and_a_manifest_chooses(tmp_path: Path) -> None:
+    for name, source in CLASHING.items():
+        install_faulty(tmp_path, name, source, entry_point=name)
+
+    listed = mas_ctl(tmp_path, "plugins")
+    assert listed.returncode == 0, listed.stderr
+    assert "Traceback" not in listed.stderr
+    report = json.loads(listed.stdout)
+    assert report["failed"] == [], "a clash is no plugin's fault"
+    types = {p["name"]: p["types"] for p in report["plugins"]}
+    assert "summarising" in types["standard"]["context_manager"]
+    assert "drop" not in types["standard"]["summarizer"]
+    assert types["clash_a"] == {"summarizer": ["only_a"]}
+    assert types["clash_b"] == {"summarizer": ["only_b"]}
+    assert types["clash_c"] == {"summarizer": ["only_c"]}
+    clashes = {(c["kind"], c["name"]): c for c in report["clashes"]}
+    assert sorted(clashes) == [("context_manager", "shared_cm"), ("summarizer", "drop")]
+    assert sorted(clashes["summarizer", "drop"]["distributions"]) == [
+        "mas-faulty-clash_a", "mas-library-standard"]
+    assert sorted(clashes["context_manager", "shared_cm"]["choose"]) == [
+        "clash_b:shared_cm", "clash_c:shared_cm"]
+    # One line per clash, naming both distributions, the kind and the type.
+    warnings = [line for line in listed.stderr.splitlines() if "is registered by both" in line]
+    assert len(warnings) == 2, listed.stderr
+    [drop] = [line for line in warnings if "summarizer type 'drop'" in line]
+    assert "(mas-library-standard " in drop and "(mas-faulty-clash_a 1.0)" in drop
+    [shared] = [line for line in warnings if "context_manager type 'shared_cm'" in line]
+    assert "(mas-faulty-clash_b 1.0)" in shared and "(mas-faulty-clash_c 1.0)" in shared
+
+    agent = tmp_path / "agent.yaml"
+    drop_agent = EXAMPLE_AGENT.read_text().replace(
+        "        type: llm\n        params:\n          model: summarizer   # a spec.models[].id\n",
+        "        type: {choice}\n",
+    )
+    agent.write_text(drop_agent.format(choice="drop"))
+    refused = mas_ctl(tmp_path, "validate", str(agent))
+    assert refused.returncode == 2
+    assert "Traceback" not in refused.stderr
+    assert refused.stderr.strip().splitlines()[-1].startswith(
+        f"{agent}: spec.context_manager.params.summarizer.type: summarizer type 'drop' is "
+        "registered by both")
+    assert "write 'standard:drop' or 'clash_a:drop'" in refused.stderr
+
+    agent.write_text(drop_agent.format(choice="standard:drop"))
+    chosen = mas_ctl(tmp_path, "validate", str(agent))
+    assert chosen.returncode == 0, chosen.stderr
+    compiled = mas_ctl(tmp_path, "compile", "--json", str(agent))
+    assert compiled.returncode == 0, compiled.stderr
+
+    described = mas_ctl(tmp_path, "plugins", "shared_cm")
+    assert described.returncode == 0, described.stderr
+    assert sorted(t["plugin"] for t in json.loads(described.stdout)) == ["clash_b", "clash_c"]
+
+
+FACTORY_FAULTS = {
+    "RuntimeError": "raise RuntimeError('bug in my factory')",
+    "SystemExit": "raise SystemExit(7)",
+}
+
+
+@pytest.mark.parametrize("raised", sorted(FACTORY_FAULTS))
+def test_a_factory_raising_a_bug_at_bind_faults_its_plugin_without_a_traceback(
+    tmp_path: Path, raised: str
+) -> None:
+    source = (
+        HEADER
+        + "def make(params, ctx):\n"
+        + f"    {FACTORY_FAULTS[raised]}\n"
+        + "\n"
+        + "@hookimpl\n"
+        + "def mas_register_summarizers(registry):\n"
+        + "    registry.register('boom', make)\n"
+    )
+    plugin_file = install_faulty(tmp_path, "factory", source)
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(EXAMPLE_AGENT.read_text().replace(
+        "        type: llm\n        params:\n          model: summarizer   # a spec.models[].id\n",
+        "        type: boom\n",
+    ))
+    done = mas_ctl(tmp_path, "validate", str(agent))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.count("MAS_DISABLE_PLUGINS=faulty skips it") == 1, done.stderr
+    assert (
+        f'Error building a type of plugin "faulty" (entry point group \'mas\', distribution '
+        f"mas-faulty-factory 1.0) at {plugin_file}:4: {raised}"
+    ) in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        f"{agent}: spec.context_manager.params.summarizer.type: unknown summarizer type "
+        "'boom'; plugins that failed to load: faulty")

@@ -18,6 +18,7 @@ from mas.runtime import (
     DuplicateTypeError,
     PluginLoadError,
     Runtime,
+    TypeClashError,
     UnknownTypeError,
     hookimpl,
     make_plugin_manager,
@@ -92,11 +93,14 @@ def test_duplicate_name_names_both_providers() -> None:
     assert 'plugin "one"' in str(info.value) and 'plugin "two"' in str(info.value)
 
 
-def test_duplicate_of_an_installed_type_faults_the_newcomer_only() -> None:
+def test_a_name_two_plugins_register_is_refused_and_each_stays_choosable() -> None:
     runtime = Runtime.create(plugins=[("mine", _summarizer_plugin("first_words"))])
-    assert runtime.registries.summarizer.get("first_words").provider.name == "test_plugin"
-    [fault] = runtime.pm.failures
-    assert fault.entry_point == "mine" and isinstance(fault.reason, DuplicateTypeError)
+    assert runtime.pm.failures == [], "a clash is no plugin's fault"
+    with pytest.raises(TypeClashError, match="'test_plugin:first_words' or 'mine:first_words'"):
+        runtime.registries.summarizer.get("first_words")
+    assert runtime.registries.summarizer.get("mine:first_words").provider.name == "mine"
+    assert runtime.registries.summarizer.get("Test-Plugin:First-Words").provider.name == (
+        "test_plugin")
 
 
 def test_type_names_must_be_lower_snake_case() -> None:

@@ -54,6 +54,7 @@ GOOD = {
     "triggers in range": CM % "{type: summarising, params: {trigger: {type: token_ratio, value: 1}}}",
     "remaining_tokens trigger": CM % "{type: summarising, params: {trigger: {type: remaining_tokens, value: 0}}}",
     "string summarizer": CM % "{type: summarising, params: {summarizer: drop}}",
+    "type chosen by its plugin": CM % "{type: standard:summarising, params: {summarizer: Standard:Drop}}",
     "shorthand model": CM % "{type: summarising, params: {summarizer: {type: llm, model: gpt-4o-mini}}}",
     "third-party summarizer": CM % "{type: summarising, params: {summarizer: {type: first_words, params: {max_words: 5}}}}",
     "auto values": HEAD + "spec:\n  models: [{id: main, context_window: auto}]\n"

@@ -45,6 +45,7 @@ from mas.runtime.errors import (
     MasError,
     PluginLoadError,
     Problem,
+    TypeClashError,
     UnknownTypeError,
 )
 from mas.runtime.events import Event
@@ -71,6 +72,7 @@ __all__ = [
     "Problem",
     "Runtime",
     "TypeEntry",
+    "TypeClashError",
     "UnknownTypeError",
     "__version__",
     "hookimpl",

@@ -86,13 +86,17 @@ def function_location(function: object) -> tuple[str | None, int | None]:
 
 def report(error: PluginLoadError) -> None:
     """Log ``error`` and how to skip its plugin, once per process; ``-v`` adds the traceback."""
-    text = f"{error}; {error.hint}"
+    verbose = log.isEnabledFor(logging.INFO)  # mas-ctl -v
+    warn_once(f"{error}; {error.hint}", error.reason if verbose else None)
+
+
+def warn_once(text: str, exc_info: BaseException | None = None) -> None:
+    """Log ``text`` as a warning unless this process already logged the same line."""
     with _reported_lock:
         if text in _reported:
             return
         _reported.add(text)
-    verbose = log.isEnabledFor(logging.INFO)  # mas-ctl -v
-    log.warning("%s", text, exc_info=error.reason if verbose else None)
+    log.warning("%s", text, exc_info=exc_info)
 
 
 def _is_machinery(filename: str) -> bool:

@@ -80,6 +80,7 @@ class PluginLoadError(MasError):
         "hook": "running a registration hook of",
         "command": "adding a command of",
         "call": "calling into",
+        "bind": "building a type of",
     }
 
     def __init__(
@@ -102,7 +103,8 @@ class PluginLoadError(MasError):
         self.stage = stage
         self.file = file
         self.line = line
-        dist = f"{distribution} {version}" if distribution else "unknown distribution"
+        # A one-file plugin has its file where a distribution would be, and no version.
+        dist = " ".join(filter(None, (distribution, version))) or "unknown distribution"
         where = ""
         if file:
             where = f" at {file}:{line}" if line else f" at {file}"
@@ -139,6 +141,27 @@ class DuplicateTypeError(MasError):
         self.kind = kind
         self.name = name
         super().__init__(f"{kind} type {name!r} registered twice: by {first} and by {second}")
+
+
+class TypeClashError(UnknownTypeError):
+    """Two or more plugins registered the same type string for one kind.
+
+    Neither is bound by the bare name; ``plugin:name`` (the entry-point name of the
+    plugin, then the type) chooses one. It is an :class:`UnknownTypeError`, so whatever
+    reports an unknown type reports a clash the same way.
+    """
+
+    def __init__(self, kind: str, name: str, providers: list[tuple[str, str]]) -> None:
+        self.kind = kind
+        self.name = name
+        self.available = []
+        who = " and ".join(description for _, description in providers)
+        choices = " or ".join(f"'{plugin}:{name}'" for plugin, _ in providers)
+        MasError.__init__(
+            self,
+            f"{kind} type {name!r} is registered by both {who}; neither is bound by that "
+            f"name: write {choices} to choose",
+        )
 
 
 class BudgetExceededError(MasError):

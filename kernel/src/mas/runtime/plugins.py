@@ -1,7 +1,8 @@
 """Plugin discovery and the runtime's plugin manager.
 
 Load order is fixed: add the hookspecs, register the kernel's built-in plugin, load the
-entry points of group ``mas`` (skipping those named in ``MAS_DISABLE_PLUGINS``), then check
+entry points of group ``mas`` (skipping those named in ``MAS_DISABLE_PLUGINS``), then the
+one-file plugins of ``MAS_PLUGINS_DIR`` (``mas-ctl --plugins-dir``), then check
 every plugin for hooks no spec declares, so a misspelled hook fails at start-up rather
 than never being called.
 
@@ -19,12 +20,14 @@ import difflib
 import os
 import sys
 from collections.abc import Iterable
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import importlib_metadata
 import pluggy
 
-from mas.runtime import _plugin_faults, hookspecs
+from mas.runtime import _plugin_faults, _plugins_dir, hookspecs
 from mas.runtime._plugin_deadline import DEFAULT_LOAD_TIMEOUT, call_with_deadline
 from mas.runtime.errors import PluginLoadError
 from mas.runtime.registry import PluginInfo
@@ -134,6 +137,7 @@ def make_plugin_manager(
     disabled: Iterable[str] | None = None,
     strict: bool = False,
     load_timeout: float = DEFAULT_LOAD_TIMEOUT,
+    plugins_dir: Path | None = None,
 ) -> MasPluginManager:
     """Build a fresh plugin manager; nothing is shared between calls.
 
@@ -144,6 +148,9 @@ def make_plugin_manager(
     :param strict: raise the first :class:`PluginLoadError` instead of recording it.
     :param load_timeout: seconds each plugin's import and each of its registration hooks
         may take (default 30); a plugin past it is left out.
+    :param plugins_dir: a folder of one-file plugins; defaults to ``MAS_PLUGINS_DIR``
+        (loaded only with ``entry_points``, as installed plugins are).
+    :raises MasError: ``MAS_PLUGINS_DIR`` names something that is not a folder.
     """
     from mas.runtime import __version__, _builtin
 
@@ -160,6 +167,9 @@ def make_plugin_manager(
         pm.register_plugin(plugin, name)
     if entry_points:
         _load_entry_points(pm)
+        folder = plugins_dir if plugins_dir is not None else _plugins_dir.plugins_dir()
+        if folder is not None:
+            _load_plugins_dir(pm, folder)
     _drop_unknown_hooks(pm)
     return pm
 
@@ -187,6 +197,28 @@ def _load_entry_points(pm: MasPluginManager) -> None:
             pm.fail(ep.name, exc, stage="import", file=file, line=line)
             continue
         pm.register_plugin(plugin, ep.name, info, group=ENTRY_POINT_GROUP)
+
+
+def _load_plugins_dir(pm: MasPluginManager, folder: Path) -> None:
+    for path in _plugins_dir.plugin_files(folder):
+        name = path.stem
+        if pm.is_blocked(name):
+            continue
+        if name in pm.infos:  # faulting it would take out the plugin that has the name
+            _plugin_faults.warn_once(
+                f"{path}: not loaded: a plugin named {name!r} is already loaded; rename the file")
+            continue
+        pm.infos[name] = PluginInfo(name, str(path))
+        pm.groups[name] = _plugins_dir.GROUP
+        try:
+            module = call_with_deadline(
+                partial(_plugins_dir.import_file, path), pm.load_timeout, f"import of {path}"
+            )
+        except BaseException as exc:  # a broken file must not take the others down
+            file, line = _plugin_faults.fault_location(exc, _plugins_dir.MODULE_PREFIX + name)
+            pm.fail(name, exc, stage="import", file=file or str(path), line=line)
+            continue
+        pm.register_plugin(module, name, pm.infos[name], group=_plugins_dir.GROUP)
 
 
 def _drop_unknown_hooks(pm: MasPluginManager) -> None:

@@ -3,6 +3,10 @@
 A manifest binds a strategy by its ``type:`` string; the kind comes from where the string
 stands (``spec.context_manager.type`` is a ``context_manager``). Names are lower_snake_case
 and are looked up with ``-`` folded to ``_`` and case ignored.
+
+When two plugins register the same name for one kind, neither gets the bare name: it is
+refused with one warning naming both distributions, everything else both registered
+stays, and ``plugin:name`` (the plugin's entry-point name) binds the one the user chose.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from mas.runtime.errors import DuplicateTypeError, UnknownTypeError
+from mas.runtime._plugin_faults import warn_once
+from mas.runtime.errors import DuplicateTypeError, TypeClashError, UnknownTypeError
 
 KINDS: tuple[str, ...] = (
     "context_manager",
@@ -54,6 +59,8 @@ INSTALL_HINT = "from a mas-lab checkout: pip install -r requirements.txt"
 """How to get every library of the workspace, for errors that name a missing one."""
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+QUALIFIER = ":"
+"""Between a plugin's entry-point name and a type name: ``standard:drop``."""
 
 
 class NoParams(BaseModel):
@@ -77,8 +84,9 @@ class PluginInfo:
 
     def describe(self) -> str:
         """``plugin "standard" (mas-library-standard 0.1.0)``, for error messages."""
-        if self.distribution:
-            return f'plugin "{self.name}" ({self.distribution} {self.version})'
+        if self.distribution:  # a one-file plugin has its file there, and no version
+            where = " ".join(filter(None, (self.distribution, self.version)))
+            return f'plugin "{self.name}" ({where})'
         return f'plugin "{self.name}"'
 
 
@@ -124,14 +132,19 @@ class KindRegistry:
     records its provider without the plugin having to say who it is. It is kept per
     thread: each hook runs on a thread of its own (with a deadline), and a hook abandoned
     past its deadline must not register under the plugin that runs next. ``used`` holds
-    the names :meth:`get` has handed out: what this runtime bound, for a run's provenance.
+    the entries :meth:`get` has handed out (by ``plugin:name``): what this runtime bound,
+    for a run's provenance.
+    ``clashes`` holds, per name (or alias) two plugins registered, every entry claiming
+    it; ``strict`` makes such a clash a :class:`DuplicateTypeError` instead.
     """
 
     kind: str
     entries: dict[str, TypeEntry] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
     failed_plugins: list[str] = field(default_factory=list)
-    used: set[str] = field(default_factory=set)
+    used: dict[str, TypeEntry] = field(default_factory=dict)
+    clashes: dict[str, list[TypeEntry]] = field(default_factory=dict)
+    strict: bool = False
     _local: threading.local = field(default_factory=threading.local, repr=False, compare=False)
 
     @property
@@ -163,7 +176,8 @@ class KindRegistry:
         :param aliases: other names that bind the same type (folded like ``name``).
         :raises ValueError: the name is not lower_snake_case, or ``params`` has no JSON
             Schema (a field no YAML value can fill).
-        :raises DuplicateTypeError: another plugin already registered the name.
+        :raises DuplicateTypeError: the same plugin registered the name (or an alias)
+            twice, or, when ``strict``, another plugin has it.
         :raises RuntimeError: the registering plugin was left out (a hook that finished
             after its deadline).
         """
@@ -182,15 +196,43 @@ class KindRegistry:
             provider=self.current,
             aliases=tuple(fold_type_name(a) for a in aliases),
         )
-        for key in (name, *entry.aliases):
-            owner = self._owner(key)
-            if owner is not None:
+        keys = (name, *entry.aliases)
+        claims = {key: self._claims(key) for key in keys}
+        for key, holders in claims.items():
+            mine = [h for h in holders if h.provider == self.current]
+            if holders and (self.strict or mine):
                 raise DuplicateTypeError(
-                    self.kind, key, owner.provider.describe(), self.current.describe()
+                    self.kind, key, (mine or holders)[0].provider.describe(),
+                    self.current.describe(),
                 )
-        self.entries[name] = entry
+        for key, holders in claims.items():
+            if holders:
+                self._refuse(key, [*holders, entry])
+        if not claims[name]:
+            self.entries[name] = entry
         for alias in entry.aliases:
-            self.aliases[alias] = name
+            if not claims[alias]:
+                self.aliases[alias] = name
+
+    def _claims(self, key: str) -> list[TypeEntry]:
+        # Every entry holding ``key`` as its name or an alias, clashed or not.
+        if key in self.clashes:
+            return list(self.clashes[key])
+        canonical = self.aliases.get(key, key)
+        if canonical in self.entries:
+            return [self.entries[canonical]]
+        return [e for e in self.clashes.get(canonical, []) if key in e.aliases]
+
+    def _refuse(self, key: str, holders: list[TypeEntry]) -> None:
+        # No side wins: the key leaves the lookup tables; each holder keeps its other keys.
+        self.entries.pop(key, None)
+        self.aliases.pop(key, None)
+        self.clashes[key] = holders
+        warn_once(str(self._clash(key)))
+
+    def _clash(self, key: str) -> TypeClashError:
+        providers = [(h.provider.name, h.provider.describe()) for h in self.clashes[key]]
+        return TypeClashError(self.kind, key, providers)
 
     def discard_provider(self, plugin: str) -> None:
         """Forget every type (and alias) that plugin ``plugin`` registered."""
@@ -198,20 +240,41 @@ class KindRegistry:
         for name in gone:
             del self.entries[name]
         self.aliases = {a: n for a, n in self.aliases.items() if n not in gone}
+        for key, holders in list(self.clashes.items()):
+            left = [h for h in holders if h.provider.name != plugin]
+            if len(left) > 1:
+                self.clashes[key] = left
+                continue
+            # The clash is over: the one plugin left holds the key alone again.
+            del self.clashes[key]
+            for holder in left:
+                if key == holder.name:
+                    self.entries[key] = holder
+                else:
+                    self.aliases[key] = holder.name
 
     def _owner(self, folded: str) -> TypeEntry | None:
-        canonical = self.aliases.get(folded, folded)
-        return self.entries.get(canonical)
+        # The one entry ``folded`` binds; a clashed key binds none.
+        plugin, qualified, key = folded.rpartition(QUALIFIER)
+        if qualified:
+            chosen = [e for e in self._claims(key) if fold_type_name(e.provider.name) == plugin]
+            return chosen[0] if chosen else None
+        holders = [] if key in self.clashes else self._claims(key)
+        return holders[0] if len(holders) == 1 else None
 
     def get(self, name: str) -> TypeEntry:
-        """Look a type string up, folding case and ``-``.
+        """Look a type string up, folding case and ``-``; ``plugin:name`` picks a provider.
 
+        :raises TypeClashError: the bare name is one that two plugins registered.
         :raises UnknownTypeError: listing the available names and the closest match.
         """
-        entry = self._owner(fold_type_name(name))
+        folded = fold_type_name(name)
+        entry = self._owner(folded)
         if entry is None:
+            if folded in self.clashes:
+                raise self._clash(folded)
             raise self.unknown(name)
-        self.used.add(entry.name)
+        self.used[f"{entry.provider.name}{QUALIFIER}{entry.name}"] = entry
         return entry
 
     def unknown(self, name: str) -> UnknownTypeError:
@@ -230,13 +293,30 @@ class KindRegistry:
         return UnknownTypeError(self.kind, name, sorted(self.entries), hint)
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self._owner(fold_type_name(name)) is not None
+        if not isinstance(name, str):
+            return False
+        folded = fold_type_name(name)
+        return folded in self.clashes or self._owner(folded) is not None
 
     def __iter__(self) -> Iterator[TypeEntry]:
         return iter(sorted(self.entries.values(), key=lambda e: e.name))
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def bindable(self) -> list[tuple[TypeEntry, list[str]]]:
+        """Every registered entry, clashed ones too, by name, with each string binding it:
+        its unshared name and aliases, and ``plugin:key`` for every key it registered."""
+        found: dict[int, TypeEntry] = {id(e): e for e in self.entries.values()}
+        for holders in self.clashes.values():
+            found.update((id(e), e) for e in holders)
+        listed = []
+        for entry in sorted(found.values(), key=lambda e: (e.name, e.provider.name)):
+            keys = [entry.name, *entry.aliases]
+            plugin = fold_type_name(entry.provider.name)
+            listed.append((entry, [k for k in keys if k not in self.clashes]
+                           + [f"{plugin}{QUALIFIER}{k}" for k in keys]))
+        return listed
 
     def names(self) -> list[str]:
         """Registered names, sorted (aliases not included)."""
@@ -254,8 +334,8 @@ class Registries:
 
     def used(self) -> list[TypeEntry]:
         """Every entry looked up by name so far, kind by kind (each with its provider)."""
-        return [registry.entries[name] for registry in self._by_kind.values()
-                for name in sorted(registry.used) if name in registry.entries]
+        return [registry.used[key] for registry in self._by_kind.values()
+                for key in sorted(registry.used, key=lambda k: registry.used[k].name)]
 
     def __iter__(self) -> Iterator[KindRegistry]:
         return iter(self._by_kind.values())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from pluggy import HookImpl
@@ -54,6 +55,7 @@ class Runtime:
         disabled: Iterable[str] | None = None,
         strict: bool = False,
         load_timeout: float = DEFAULT_LOAD_TIMEOUT,
+        plugins_dir: Path | None = None,
     ) -> Runtime:
         """Build a runtime with a fresh plugin manager (arguments as for the manager)."""
         return cls(
@@ -63,6 +65,7 @@ class Runtime:
                 disabled=disabled,
                 strict=strict,
                 load_timeout=load_timeout,
+                plugins_dir=plugins_dir,
             )
         )
 
@@ -89,6 +92,9 @@ class Runtime:
             error = self.pm.fail(name, reason, stage=stage, file=file, line=line)
             for registry in self.registries:
                 registry.discard_provider(name)
+                # Named when a manifest binds one of its types, as a start-up fault is.
+                if name not in registry.failed_plugins:
+                    registry.failed_plugins.append(name)
             if stage != "command":  # a plugin command that fails to load is start-up
                 self.faults.append(f"plugin {name!r} left out during the run, at "
                                    f"{file}:{line} ({type(reason).__name__})")
@@ -178,6 +184,7 @@ def build_registries(pm: MasPluginManager) -> Registries:
         registry = registries[kind]
         # One list shared by every kind, so a fault found later still reaches earlier kinds.
         registry.failed_plugins = failed
+        registry.strict = pm.strict
         caller = getattr(pm.hook, REGISTRATION_HOOKS[kind])
         for impl in reversed(caller.get_hookimpls()):
             if impl.plugin_name in failed:

@@ -48,6 +48,11 @@ def register_plugin() -> Callable[..., Runtime]:
         for fault in runtime.pm.failures:
             if fault.entry_point in mine:
                 raise fault
+        # A name it shares with another plugin binds neither: that fails the test too.
+        for registry in runtime.registries:
+            for key, holders in registry.clashes.items():
+                if any(holder.provider.name in mine for holder in holders):
+                    registry.get(key)  # raises the TypeClashError naming both
         return runtime
 
     return register

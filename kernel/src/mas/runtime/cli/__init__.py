@@ -8,6 +8,7 @@ a traceback; ``-v`` shows the traceback and INFO logs. Plugins add subcommands t
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import click
 
 from mas.runtime._plugin_faults import function_location
+from mas.runtime._plugins_dir import PLUGINS_DIR_ENV
 from mas.runtime.cli._app import (
     CliState,
     cli,
@@ -56,9 +58,24 @@ def main(argv: Sequence[str] | None = None) -> Any:
         format="%(levelname)s %(name)s: %(message)s",
     )
     with handle_errors(verbose):
+        _use_plugins_dir(args)
         group = _with_plugin_commands(CliState.create())
         group.json_errors = "--json" in args
         return group.main(args=args, prog_name="mas-ctl", obj=group.state, standalone_mode=True)
+
+
+def _use_plugins_dir(args: list[str]) -> None:
+    # The plugins are loaded before click parses the command line (they add commands), so
+    # --plugins-dir is read here; set as MAS_PLUGINS_DIR, lab workers load the folder too.
+    for i, arg in enumerate(args):
+        if not arg.startswith("-"):
+            return  # the subcommand: what follows is its own
+        if arg == "--plugins-dir" or arg.startswith("--plugins-dir="):
+            folder = arg.partition("=")[2] if "=" in arg else next(iter(args[i + 1:]), "")
+            if not os.path.isdir(folder):
+                raise MasError(f"--plugins-dir: {folder!r} is not a directory")
+            os.environ[PLUGINS_DIR_ENV] = folder
+            return
 
 
 class _Group(click.Group):

@@ -39,8 +39,13 @@ class CliState:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", is_flag=True, help="INFO logs, and tracebacks on errors.")
+@click.option(
+    "--plugins-dir",
+    metavar="DIR",
+    help="Load each DIR/*.py as a one-file plugin (as MAS_PLUGINS_DIR does).",
+)
 @click.version_option(package_name="mas-runtime", prog_name="mas-ctl")
-def cli(verbose: bool) -> None:
+def cli(verbose: bool, plugins_dir: str | None) -> None:
     """Keep LLM agents inside their context window, and measure what it costs."""
 
 

@@ -11,7 +11,7 @@ import click
 
 from mas.runtime.cli._app import state_of
 from mas.runtime.errors import UnknownTypeError
-from mas.runtime.registry import KINDS, fold_type_name
+from mas.runtime.registry import KINDS, QUALIFIER, TypeEntry, fold_type_name
 from mas.runtime.runtime import Runtime
 
 EXIT_PLUGIN_FAULT = 1
@@ -19,7 +19,8 @@ EXIT_PLUGIN_FAULT = 1
 
 
 def describe_plugins(runtime: Runtime) -> dict[str, Any]:
-    """Plugins (distribution, version, entry point, module, hooks, types) and load failures."""
+    """Plugins (distribution, version, entry point, module, hooks, types), load failures,
+    and the names two plugins registered (each refused, with the qualified names to use)."""
     provided: dict[str, dict[str, list[str]]] = {}
     for registry in runtime.registries:
         for entry in registry:
@@ -56,16 +57,33 @@ def describe_plugins(runtime: Runtime) -> dict[str, Any]:
         }
         for f in runtime.pm.failures
     ]
-    return {"plugins": plugins, "failed": failures}
+    clashes = [
+        {
+            "kind": registry.kind,
+            "name": key,
+            "plugins": [h.provider.name for h in holders],
+            "distributions": [h.provider.distribution for h in holders],
+            "choose": [f"{h.provider.name}{QUALIFIER}{key}" for h in holders],
+        }
+        for registry in runtime.registries
+        for key, holders in sorted(registry.clashes.items())
+    ]
+    return {"plugins": plugins, "failed": failures, "clashes": clashes}
 
 
 def describe_type(runtime: Runtime, name: str, kind: str | None) -> list[dict[str, Any]]:
-    """Every registered type called ``name`` (in ``kind`` only, if given), with its schema.
+    """Every registered type called ``name`` (in ``kind`` only, if given), with its schema;
+    a name two plugins registered gives each of their types.
 
     :raises UnknownTypeError: no kind has the name; the closest match is suggested.
     """
     registries = [runtime.registries[kind]] if kind else list(runtime.registries)
-    found = [registry.get(name) for registry in registries if name in registry]
+    found: list[TypeEntry] = []
+    for registry in registries:
+        if fold_type_name(name) in registry.clashes:
+            found.extend(registry.clashes[fold_type_name(name)])
+        elif name in registry:
+            found.append(registry.get(name))
     if not found:
         raise _unknown(runtime, name, kind)
     return [

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from mas.runtime.errors import ManifestError, Problem, UnknownTypeError
+from mas.runtime.errors import ManifestError, MasError, Problem, UnknownTypeError
 from mas.runtime.protocols import BindContext
 from mas.runtime.spec.problems import problems_from_validation
 
@@ -57,7 +57,10 @@ def bind(kind: str, binding: Binding, ctx: BindContext) -> Any:
     :param ctx: the agent being bound; ``ctx.location`` is this binding's YAML path.
     :raises ManifestError: unknown type (listing available names), invalid params (one
         problem per field), or params the factory rejected with ``ValueError`` or
-        ``TypeError`` (one problem at ``params``).
+        ``TypeError`` (one problem at ``params``); a :class:`MasError` from the factory
+        (a nested binding's) propagates. A factory raising anything else is its
+        plugin's fault: the plugin is reported and left out, and the binding fails as
+        one naming a type of a plugin that failed to load (``KeyboardInterrupt`` passes).
     """
     registry = ctx.runtime.registries[kind]
     try:
@@ -81,6 +84,14 @@ def bind(kind: str, binding: Binding, ctx: BindContext) -> Any:
         # a file that must exist) by raising at bind time: that is user input, not a bug.
         message = f"{binding.type}: {exc}"
         raise ManifestError([Problem(ctx.source, _at(ctx.location, "params"), message)]) from exc
+    except MasError:
+        raise  # meant for the user, as a nested binding's ManifestError is
+    except BaseException as exc:  # a plugin's bug, SystemExit too: never a traceback
+        if entry.provider.name == "builtin":
+            raise  # the kernel's own bug keeps its traceback
+        ctx.runtime.fail_factory(entry, exc, stage="bind")
+        unknown = registry.unknown(binding.type)
+        raise ManifestError([Problem(ctx.source, _at(ctx.location, "type"), str(unknown))]) from exc
 
 
 def _at(location: str, key: str) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mas.runtime.registry import KINDS, TypeEntry
+from mas.runtime.registry import KINDS, QUALIFIER, TypeEntry
 from mas.runtime.runtime import Runtime
 from mas.runtime.spec.binding import SHORTHAND_KEYS
 
@@ -126,9 +126,8 @@ class _Filler:
         self.defs[key] = {}  # reserved first: a params model may bind its own kind again
         registry = self.runtime.registries[kind]
         branches, bare = [], []
-        for entry in sorted(registry, key=lambda e: e.name):
+        for entry, names in registry.bindable():
             params = self._params(kind, entry)
-            names = _names(entry)
             properties: Schema = {
                 "type": {"type": "string", "pattern": folded_pattern(names),
                          "examples": [entry.name]},
@@ -139,7 +138,7 @@ class _Filler:
                 if shorthand in fields:
                     properties[shorthand] = copy.deepcopy(
                         self.defs[params].get("properties", {}).get(shorthand, {}))
-            branches.append({"type": "object", "title": entry.name,
+            branches.append({"type": "object", "title": self._title(kind, entry),
                              "description": entry.description or f"{kind} {entry.name}",
                              "properties": properties, "required": ["type"],
                              "additionalProperties": False})
@@ -155,9 +154,14 @@ class _Filler:
         }
         return key
 
+    def _title(self, kind: str, entry: TypeEntry) -> str:
+        # A clashed name is held by several entries: each is titled by its plugin too.
+        clashed = entry.name in self.runtime.registries[kind].clashes
+        return f"{entry.provider.name}{QUALIFIER}{entry.name}" if clashed else entry.name
+
     def _params(self, kind: str, entry: TypeEntry) -> str:
         """Add ``entry``'s params schema (and its own defs) to ``$defs``; returns its key."""
-        key = f"{kind}.{entry.name}"
+        key = f"{kind}.{self._title(kind, entry)}"
         if key in self.defs:
             return key
         schema = entry.params.model_json_schema(
@@ -172,21 +176,17 @@ class _Filler:
     def _steps(self, spec: Schema) -> Schema:
         registry = self.runtime.registries[_STEP_KIND]
         branches = []
-        for entry in sorted(registry, key=lambda e: e.name):
+        for entry, names in registry.bindable():
             branch = copy.deepcopy(spec)
-            branch["title"] = entry.name
+            branch["title"] = self._title(_STEP_KIND, entry)
             branch["properties"]["type"] = {
-                "type": "string", "pattern": folded_pattern(_names(entry)),
+                "type": "string", "pattern": folded_pattern(names),
                 "examples": [entry.name]}
             branch["properties"]["config"] = {"$ref": f"#/$defs/{self._params(_STEP_KIND, entry)}"}
             branches.append(branch)
         if not branches:
             return spec
         return {"description": spec.get("description", ""), "oneOf": branches}
-
-
-def _names(entry: TypeEntry) -> list[str]:
-    return [entry.name, *entry.aliases]
 
 
 def _is_binding(schema: Schema) -> bool:
