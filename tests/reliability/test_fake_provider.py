@@ -114,32 +114,35 @@ def test_re_sizing_stays_within_max_llm_calls() -> None:
     assert len(provider.requests) == 1
 
 
-def test_parse_overflow_reads_every_providers_wording() -> None:
-    openai = ("This model's maximum context length is 8192 tokens. However, you requested "
-              "8464 tokens (7440 in the messages, 1024 in the completion).")
-    assert parse_overflow(openai) == (8192, 8464, 1024)
-    older = ("This model's maximum context length is 4097 tokens, however you requested 4569 "
-             "tokens (3545 in your prompt; 1024 for the completion).")
-    assert parse_overflow(older) == (4097, 4569, 1024)
-    messages = ("This model's maximum context length is 4097 tokens. However, your messages "
-                "resulted in 4113 tokens. Please reduce the length of the messages.")
-    assert parse_overflow(messages) == (4097, 4113, 0)
-    vllm = ("This model's maximum context length is 1536 tokens. However, your request has "
-            "4176 input tokens. Please reduce the length of the input messages.")
-    assert parse_overflow(vllm) == (1536, 4176, 0)
-    vllm_reply = ("'max_tokens' or 'max_completion_tokens' is too large: 8000. This model's "
-                  "maximum context length is 4096 tokens and your request has 2778 input "
-                  "tokens (8000 > 4096 - 2778).")
-    assert parse_overflow(vllm_reply) == (4096, 10778, 8000)
-    anthropic = ('{"type":"error","error":{"type":"invalid_request_error",'
-                 '"message":"prompt is too long: 208656 tokens > 200000 maximum"}}')
-    assert parse_overflow(anthropic) == (200000, 208656, 0)
-    gemini = ("The input token count (134123) exceeds the maximum number of tokens allowed "
-              "(131072).")
-    assert parse_overflow(gemini) == (131072, 134123, 0)
-    llamacpp = "{'code': 400, 'n_prompt_tokens': 9001, 'n_ctx': 8192}"
-    assert parse_overflow(llamacpp) == (8192, 9001, 0)
-    assert parse_overflow("context too long") == (None, None, 0)
+_WORDINGS = [
+    ("This model's maximum context length is 8192 tokens. However, you requested 8464 "
+     "tokens (7440 in the messages, 1024 in the completion).", (8192, 8464, 1024)),
+    ("This model's maximum context length is 4097 tokens, however you requested 4569 "
+     "tokens (3545 in your prompt; 1024 for the completion).", (4097, 4569, 1024)),
+    ("This model's maximum context length is 4097 tokens. However, your messages resulted "
+     "in 4113 tokens. Please reduce the length of the messages.", (4097, 4113, 0)),
+    ("This model's maximum context length is 1536 tokens. However, your request has 4176 "
+     "input tokens. Please reduce the length of the input messages.", (1536, 4176, 0)),
+    ("'max_tokens' or 'max_completion_tokens' is too large: 8000. This model's maximum "
+     "context length is 4096 tokens and your request has 2778 input tokens "
+     "(8000 > 4096 - 2778).", (4096, 10778, 8000)),
+    ('{"type":"error","error":{"type":"invalid_request_error",'
+     '"message":"prompt is too long: 208656 tokens > 200000 maximum"}}', (200000, 208656, 0)),
+    ("The input token count (134123) exceeds the maximum number of tokens allowed (131072).",
+     (131072, 134123, 0)),
+    ("{'code': 400, 'n_prompt_tokens': 9001, 'n_ctx': 8192}", (8192, 9001, 0)),
+    ("context too long", (None, None, 0)),
+]
+"""Each provider's overflow wording (as its users report it) and what it says."""
+
+
+@pytest.mark.parametrize(("text", "said"), _WORDINGS)
+def test_parse_overflow_reads_every_providers_wording(
+        text: str, said: tuple[int | None, int | None, int]) -> None:
+    assert parse_overflow(text) == said
+
+
+def test_the_prompt_is_the_request_less_the_completion() -> None:
     error = WindowExceededError("x", window=8192, requested=8464, completion=1024)
     assert error.prompt_tokens == 7440
 
