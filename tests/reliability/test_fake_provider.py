@@ -64,6 +64,19 @@ def test_usage_is_the_servers_own_count() -> None:
     assert provider.served == [reply.usage.prompt_tokens]
 
 
+def test_calibration_learns_the_model_as_called_behind_an_infra_mapping() -> None:
+    with serve() as provider:
+        engine = _engine(provider.base_url, model="gpt-4o",
+                         infra_mappings={"gpt-4o": "openai/gpt-4o"})
+        for n in range(3):
+            engine.turn([{"role": "user", "content": f"ticket {n} " + "0123456789 " * 40}])
+    assert {body["model"] for body in provider.requests} == {"gpt-4o"}  # litellm strips openai/
+    assert list(engine.calibration.to_state()) == ["openai/gpt-4o"]
+    # The session asks by the manifest's name and reads what the deployed model taught.
+    assert engine.calibration.learned("gpt-4o")
+    assert engine.calibration.ratio("gpt-4o") == engine.calibration.ratio("openai/gpt-4o") > 1.5
+
+
 @pytest.mark.parametrize("style", WINDOW_STYLES)
 def test_an_over_long_request_is_re_sized_from_the_servers_numbers(style: str) -> None:
     with serve(window=1000, window_style=style) as provider:
