@@ -136,7 +136,7 @@ def test_chat_in_a_terminal(chat) -> None:  # type: ignore[no-untyped-def]
     # Before any request: the manifest's window and reserve, not blanks.
     term.type("/inspect\r")
     shown = term.expect(r"status +ok")
-    assert "window       4000 tokens (spec.models[id=main].context_window)" in shown
+    assert "window       4000 tokens declared (spec.models[id=main].context_window)" in shown
     assert "hard budget set by the first request, completion reserve 200" in shown
     assert "None" not in shown
     term.expect(r"you> ")
@@ -170,7 +170,7 @@ def test_chat_in_a_terminal(chat) -> None:  # type: ignore[no-untyped-def]
 
     term.type("/inspect\r")
     shown = term.expect(r"status +ok")
-    assert re.search(r"window +\d+ tokens \(spec.models", shown)
+    assert re.search(r"window +\d+ tokens declared \(spec.models", shown)
     assert "history      " in shown and "{" not in shown
     term.expect(r"you> ")
 

@@ -245,3 +245,15 @@ def test_calibration_scales_the_budget_by_the_learned_ratio(tmp_path: Path) -> N
     assert 1.45 <= calibrated.calibration_ratio <= 1.55
     assert request is not None and request.budget.window == int(6000 / calibrated.calibration_ratio)
     assert "calibrated x1.5" in request.budget.window_source
+    # Shown side by side, each named: what was declared, what the estimates are held to.
+    from mas.runtime.cli.chat_cmd import usage_lines
+    from mas.runtime.cli.run_cmd import turn_line
+
+    assert plain.declared_window == calibrated.declared_window == 6000
+    held = request.budget.window
+    lines = usage_lines(calibrated.to_dict())
+    assert lines[1].startswith("window       6000 tokens declared (spec.models")
+    assert lines[2].startswith(f"  calibrated {held} estimated tokens, the same room as the estimates")
+    assert "calibrated x1.5" in lines[2] and "of the calibrated window" in lines[3]
+    assert not any("calibrated" in line for line in usage_lines(plain.to_dict()))
+    assert f"window 6,000 declared, {held:,} calibrated)" in turn_line(session, result, 0.1)

@@ -43,6 +43,14 @@ def test_drop_compaction_stop_says_not_summarized() -> None:
     assert stop.data["summarized"] is False and stop.data["llm_called"] is False
 
 
+def test_compaction_stop_names_the_provider_of_a_bare_model_name() -> None:
+    # gpt-4o as an Infra mapping or api_base reaches it: no provider/ prefix to split.
+    cm, rec = bound({"type": "summarising", "params": {"keep_turns": 2}})
+    cm.manage_history(long_history(), budget(cm), engine=EngineDouble())
+    [stop] = rec.of("compaction.stop")
+    assert (stop.data["model"], stop.data["provider"]) == ("gpt-4o", "openai")
+
+
 def test_a_failed_compaction_has_metadata_saying_so() -> None:
     cm, rec = bound({"type": "summarising", "params": {"keep_turns": 2}})
     managed = cm.manage_history(long_history(), budget(cm), engine=EngineDouble("raise"))

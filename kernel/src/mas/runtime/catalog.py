@@ -289,6 +289,18 @@ def litellm_map() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def litellm_provider(model: str) -> str | None:
+    """The LiteLLM provider ``model`` is sent to: its ``provider/`` prefix, else the
+    ``litellm_provider`` LiteLLM's map gives a bare name (``gpt-4o``: ``openai``);
+    ``None`` when neither says."""
+    prefix, slash, _ = model.partition("/")
+    if slash:
+        return prefix
+    record = litellm_map().get(model)
+    found = record.get("litellm_provider") if isinstance(record, dict) else None
+    return str(found) if found else None
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         return None

@@ -7,8 +7,8 @@ request, stall, drop the connection, answer 5xx — happens here too:
 - its tokenizer counts **every digit as one token** (as Llama-family tokenizers do), so
   the chars/4 estimate undercounts digit-dense text the way it does on a real server;
 - it has a window (8,192 by default) and rejects a request that does not fit with the
-  error body llama.cpp's server or OpenAI sends, which LiteLLM maps to
-  ``ContextWindowExceededError``;
+  error body OpenAI, vLLM, Anthropic, Gemini or llama.cpp's server sends
+  (:data:`WINDOW_STYLES`), which LiteLLM maps to ``ContextWindowExceededError``;
 - a persistent :attr:`FakeProvider.mode` (``ok``, ``slow``, ``trickle``, ``drop``,
   ``status``) and a per-request script (:meth:`FakeProvider.push`) choose what it does.
 
@@ -43,8 +43,13 @@ MODES = ("ok", "slow", "trickle", "drop", "status", "malformed", "empty_choices"
 """What the server does with a request: answer, answer late, answer a byte at a time,
 close the connection unanswered, send an error status, send broken JSON, send no choices."""
 
-WINDOW_STYLES = ("openai", "llamacpp")
-"""Which server's over-long-request error body to send."""
+WINDOW_STYLES = ("openai", "openai-messages", "vllm", "anthropic", "gemini", "llamacpp")
+"""Which server's over-long-request error body to send, in that server's own wording:
+OpenAI's "you requested N tokens (P in the messages, C in the completion)", OpenAI's "your
+messages resulted in N tokens", vLLM's "your request has N input tokens" (or its
+``max_tokens`` "is too large" when only the reply does not fit), Anthropic's "prompt is too
+long: N tokens > W maximum", Gemini's "The input token count (N) exceeds the maximum number
+of tokens allowed (W)", and llama.cpp's ``exceed_context_size_error`` with its numbers."""
 
 _WORD = re.compile(r"[A-Za-z]+|\d|[^\sA-Za-z\d]")
 
@@ -156,27 +161,45 @@ class FakeProvider:
     def overflow(self, body: dict[str, Any], prompt: int) -> dict[str, Any] | None:
         """The error body when the request does not fit the window, else ``None``."""
         completion = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
-        if self.window_style == "llamacpp":
-            # llama.cpp checks the prompt alone against n_ctx and names both numbers.
-            if prompt < self.window:
+        window, style = self.window, self.window_style
+        if style in ("openai", "vllm"):
+            # These count the reply's reserve against the window too.
+            if prompt + completion <= window:
                 return None
+        elif prompt < window:
+            return None  # the others check the prompt alone
+        if style == "llamacpp":
             return {"error": {
                 "code": 400, "type": "exceed_context_size_error",
                 "message": "the request exceeds the available context size, try increasing it",
-                "n_prompt_tokens": prompt, "n_ctx": self.window,
+                "n_prompt_tokens": prompt, "n_ctx": window,
             }}
-        if prompt + completion <= self.window:
-            return None
-        return {"error": {
-            "message": (
-                f"This model's maximum context length is {self.window} tokens. However, you "
+        if style == "anthropic":
+            return {"type": "error", "error": {
+                "type": "invalid_request_error",
+                "message": f"prompt is too long: {prompt} tokens > {window} maximum"}}
+        if style == "gemini":
+            said = (f"The input token count ({prompt}) exceeds the maximum number of tokens "
+                    f"allowed ({window}).")
+            return {"error": {"code": 400, "message": said, "status": "INVALID_ARGUMENT"}}
+        if style == "vllm":
+            said = (f"This model's maximum context length is {window} tokens. However, your "
+                    f"request has {prompt} input tokens. Please reduce the length of the "
+                    "input messages." if prompt >= window else
+                    f"'max_tokens' or 'max_completion_tokens' is too large: {completion}. "
+                    f"This model's maximum context length is {window} tokens and your "
+                    f"request has {prompt} input tokens ({completion} > {window} - {prompt}).")
+            return {"error": {"message": said, "type": "BadRequestError", "param": None,
+                              "code": 400}}
+        said = (f"This model's maximum context length is {window} tokens. However, you "
                 f"requested {prompt + completion} tokens ({prompt} in the messages, "
                 f"{completion} in the completion). Please reduce the length of the messages "
-                "or completion."
-            ),
-            "type": "invalid_request_error", "param": "messages",
-            "code": "context_length_exceeded",
-        }}
+                "or completion." if style == "openai" else
+                f"This model's maximum context length is {window} tokens. However, your "
+                f"messages resulted in {prompt} tokens. Please reduce the length of the "
+                "messages.")
+        return {"error": {"message": said, "type": "invalid_request_error",
+                          "param": "messages", "code": "context_length_exceeded"}}
 
 
 def completion_body(text: str, model: str, prompt: int, completion: int,

@@ -163,18 +163,25 @@ def usage_lines(view: dict[str, Any]) -> list[str]:
     estimate = view.get("estimated_prompt_tokens")
     fill = view.get("fill_ratio")
     budget = view.get("hard_budget")
+    declared = view.get("declared_window") or window
     lines = [
         f"model        {view['model']} ({view['model_source']})",
-        f"window       {window} tokens ({view.get('window_source')}); hard budget "
+        f"window       {declared} tokens declared "
+        f"({view.get('declared_window_source') or view.get('window_source')}); hard budget "
         f"{'set by the first request' if budget is None else budget}, completion reserve "
         f"{view.get('reserve')}",
     ]
+    if window is not None and window != declared:
+        # The budget is held to this one: the declared room as the estimator counts it.
+        lines.append(f"  calibrated {window} estimated tokens, the same room as the estimates "
+                     f"count it ({view.get('window_source')})")
     if estimate is None:
         lines.append("last request none yet")
     else:
         provider = view.get("provider_prompt_tokens")
         told = f", provider counted {provider}" if provider is not None else ""
-        share = f" ({fill:.0%} of the window)" if fill is not None else ""
+        held = "calibrated window" if window != declared else "window"
+        share = f" ({fill:.0%} of the {held})" if fill is not None else ""
         lines.append(f"last request ~{estimate} tokens estimated{share}{told}")
         parts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in view["breakdown"].items())
         lines.append(f"  of which    {parts}")

@@ -14,7 +14,9 @@ Until a model has been seen often enough, :func:`digit_prior` stands in: many to
 (Llama's, Qwen's) spend one token per digit where chars/4 charges a quarter, so the
 start is conservative on digit-dense text. The engine observes every live call of every
 model (turn, summary, judge); sessions save the sums with their state
-(:meth:`Calibration.to_state`)::
+(:meth:`Calibration.to_state`). A model is learned as it is actually called: behind an
+Infra mapping (``models: {gpt-4o: openai/gpt-4o}``) both names read and teach one
+calibration (:attr:`Calibration.called`)::
 
     calibration = Calibration(enabled=True)
     calibration.observe("gpt-4o", request_messages, usage.prompt_tokens)   # after a call
@@ -24,7 +26,7 @@ model (turn, summary, judge); sessions save the sums with their state
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
@@ -91,6 +93,9 @@ class Calibration:
         return the plain estimate; observations are still recorded and can be inspected.
     :param estimator: the estimator being calibrated.
     :param min_observations: requests needed before a model's calibration is applied.
+    :ivar called: the model as called for a name it is reached by (the engine sets Infra's
+        model mapping); every method keys its sums by it, so a session asking by its
+        manifest's name reads what the provider's usage taught under the deployed name.
     """
 
     def __init__(
@@ -103,6 +108,7 @@ class Calibration:
         self.enabled = enabled
         self.estimator = estimator
         self.min_observations = min_observations
+        self.called: Callable[[str], str] = str
         self._models: dict[str, _Model] = {}
         self._lock = threading.Lock()
 
@@ -127,7 +133,7 @@ class Calibration:
         if total <= 0 or prompt_tokens <= 0:
             return
         with self._lock:
-            state = self._models.setdefault(model, _Model())
+            state = self._models.setdefault(self.called(model), _Model())
             state.count += 1
             state.estimated += total
             state.reported += prompt_tokens
@@ -148,16 +154,21 @@ class Calibration:
 
     def ratio(self, model: str) -> float:
         """Reported over estimated tokens for ``model``; 1.0 while too little was seen."""
+        return self._ratio(self.called(model))
+
+    def _ratio(self, key: str) -> float:
         with self._lock:
-            state = self._models.get(model)
+            state = self._models.get(key)
             if state is None or state.count < self.min_observations:
                 return 1.0
             return state.reported / state.estimated
 
     def message(self, model: str, message: Message) -> int:
         """Calibrated tokens of one message (its plain estimate when disabled or unlearned)."""
+        return self._message(self._fit(model) if self.enabled else None, message)
+
+    def _message(self, fit: list[float] | None, message: Message) -> int:
         plain = self.estimator.message(message)
-        fit = self._fit(model) if self.enabled else None
         if fit is None:
             return plain
         return max(0, round(fit[KINDS.index(kind_of(message))] * plain))
@@ -167,12 +178,12 @@ class Calibration:
         fit = self._fit(model) if self.enabled else None
         if fit is None:
             return self.estimator.messages(messages)
-        return max(0, round(sum(self.message(model, m) for m in messages) + fit[-1]))
+        return max(0, round(sum(self._message(fit, m) for m in messages) + fit[-1]))
 
     def learned(self, model: str) -> bool:
         """Whether ``model`` has been seen often enough for its own ratio to apply."""
         with self._lock:
-            state = self._models.get(model)
+            state = self._models.get(self.called(model))
             return state is not None and state.count >= self.min_observations
 
     def to_state(self) -> dict[str, dict[str, object]]:
@@ -208,13 +219,13 @@ class Calibration:
         with self._lock:
             names = sorted(self._models)
         return {
-            name: {"requests": self._models[name].count, "ratio": round(self.ratio(name), 4)}
+            name: {"requests": self._models[name].count, "ratio": round(self._ratio(name), 4)}
             for name in names
         }
 
     def _fit(self, model: str) -> list[float] | None:
         with self._lock:
-            state = self._models.get(model)
+            state = self._models.get(self.called(model))
             if state is None or state.count < self.min_observations:
                 return None
             if state.fit is None:

@@ -182,8 +182,7 @@ def complete(
                     f"{_litellm.describe(exc, secrets)}"
                 ) from None
             if isinstance(exc, litellm.ContextWindowExceededError):
-                text = f"{exc} {getattr(exc, 'body', '') or ''}"
-                window, requested, completion = parse_overflow(text)
+                window, requested, completion = parse_overflow(_refusal_text(exc))
                 raise WindowExceededError(
                     f"model {model!r} at {where} refused the {purpose} request as longer "
                     f"than its window: {_litellm.describe(exc, secrets)}",
@@ -206,3 +205,14 @@ def complete(
                 f"model call to {model!r} at {where} failed {tried} ({purpose} call): "
                 f"{_litellm.describe(exc, secrets)}{hint}"
             ) from None
+
+
+def _refusal_text(exc: BaseException) -> str:
+    """All a refusal said: LiteLLM's message, the parsed body and the raw response body
+    (llama.cpp's ``n_prompt_tokens`` and ``n_ctx`` survive only in the last)."""
+    response = getattr(exc, "response", None)
+    try:
+        raw = getattr(response, "text", "")
+    except RuntimeError:  # httpx: a streamed body that was never read
+        raw = ""
+    return f"{exc} {getattr(exc, 'body', '') or ''} {raw if isinstance(raw, str) else ''}"

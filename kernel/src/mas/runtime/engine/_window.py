@@ -6,11 +6,12 @@ when it and the reply's reserve do not fit, cuts it with :func:`shrink` below
 :data:`HEADROOM` of the room.
 
 After a refusal, the provider's numbers guide the cut. LiteLLM maps every provider's
-"context length exceeded" answer to ``ContextWindowExceededError``. OpenAI's message names
-the window and the tokens requested; llama.cpp's body names ``n_prompt_tokens`` and
-``n_ctx``; some say neither. :func:`shrink_factor` turns whatever was said into the share
-of the request to keep, and :func:`shrink` cuts the longest message contents (their
-middles, marked) to that share.
+"context length exceeded" answer to ``ContextWindowExceededError``; :func:`parse_overflow`
+reads the window and the refused prompt from the wordings in :data:`_WORDINGS` (OpenAI's
+two, vLLM's two, Anthropic's, Gemini's) or llama.cpp's ``n_prompt_tokens`` and ``n_ctx``;
+some say neither. :func:`shrink_factor` turns whatever was said into the share of the
+request to keep, and :func:`shrink` cuts the longest message contents (their middles,
+marked) to that share.
 """
 
 from __future__ import annotations
@@ -31,8 +32,29 @@ from mas.runtime.spec.windows import resolve_window
 CUT_MARK = "\n[... {n} characters cut to fit the model's window ...]\n"
 """Stands where the middle of a message was cut, so the model (and a reader) sees the gap."""
 
-_OPENAI = re.compile(r"maximum context length is (\d+) tokens.*?requested (\d+) tokens"
-                     r"(?: \((\d+) in the messages, (\d+) in the completion\))?", re.S)
+_WORDINGS = tuple(re.compile(pattern, re.S | re.I) for pattern in (
+    # OpenAI (and vLLM before 0.10): prompt plus completion, split when it says so.
+    r"maximum context length is (?P<window>\d+) tokens.*?requested (?P<requested>\d+) tokens"
+    r"(?: \((?P<prompt>\d+) in (?:the messages|your prompt)[,;] (?P<completion>\d+) "
+    r"(?:in|for) the completion\))?",
+    # OpenAI: the messages alone are over the window.
+    r"maximum context length is (?P<window>\d+) tokens.*?your messages resulted in "
+    r"(?P<prompt>\d+) tokens",
+    # vLLM: the reply's max_tokens does not fit beside the prompt.
+    r"too large: (?P<completion>\d+)\. This model's maximum context length is "
+    r"(?P<window>\d+) tokens and your request has (?P<prompt>\d+) input tokens",
+    # vLLM: the prompt alone is over the window.
+    r"maximum context length is (?P<window>\d+) tokens.*?your request has (?P<prompt>\d+) "
+    r"input tokens",
+    # Anthropic.
+    r"prompt is too long: (?P<prompt>\d+) tokens > (?P<window>\d+) maximum",
+    # Gemini.
+    r"input token count \(?(?P<prompt>\d+)\)? exceeds the maximum number of tokens allowed "
+    r"\(?(?P<window>\d+)",
+))
+"""Overflow messages that name the window and the refused request, tried in order (a more
+specific wording before the general one it contains): groups ``window`` and either
+``requested`` (prompt plus completion) or ``prompt``, with ``completion`` when said."""
 _LLAMACPP_PROMPT = re.compile(r"n_prompt_tokens['\"]?\s*[:=]\s*(\d+)")
 _LLAMACPP_CTX = re.compile(r"n_ctx['\"]?\s*[:=]\s*(\d+)")
 
@@ -73,10 +95,14 @@ class WindowExceededError(ModelCallError):
 
 def parse_overflow(text: str) -> tuple[int | None, int | None, int]:
     """``(window, requested, completion)`` found in a provider's overflow message."""
-    found = _OPENAI.search(text)
-    if found:
-        completion = int(found.group(4)) if found.group(4) else 0
-        return int(found.group(1)), int(found.group(2)), completion
+    for wording in _WORDINGS:
+        found = wording.search(text)
+        if found is None:
+            continue
+        said = {name: int(value) for name, value in found.groupdict().items() if value}
+        completion = said.get("completion", 0)
+        requested = said.get("requested", said.get("prompt", 0) + completion)
+        return said["window"], requested, completion
     prompt, ctx = _LLAMACPP_PROMPT.search(text), _LLAMACPP_CTX.search(text)
     if prompt and ctx:
         return int(ctx.group(1)), int(prompt.group(1)), 0

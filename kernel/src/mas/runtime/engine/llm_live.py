@@ -140,6 +140,8 @@ class Engine:
         self.degradation = Degradation(emit=lambda data: self._emit("degraded", data))
         # Every live reply teaches the calibration of its model (turn, summary, judge).
         self.calibration = Calibration(enabled=True)
+        # Learned and read under the model as called, whatever name reached it.
+        self.calibration.called = lambda name: map_model(name, self.infra_mappings)
         self.summary_backoff = SummaryBackoff()
         self._lock = threading.Lock()
         self._conversation = threading.local()

@@ -26,7 +26,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from mas.runtime.catalog import litellm_map
+from mas.runtime.catalog import litellm_provider
 from mas.runtime.events import Event
 from mas.runtime.protocols import Message
 from mas.runtime.secrets import mask
@@ -50,10 +50,7 @@ _PROVIDERS = {
 
 def provider_name(model: str) -> str:
     """``gen_ai.provider.name`` of a LiteLLM model string (its prefix, or LiteLLM's map)."""
-    prefix, slash, _ = model.partition("/")
-    if not slash:
-        record = litellm_map().get(model)
-        prefix = str(record.get("litellm_provider", "")) if isinstance(record, dict) else ""
+    prefix = litellm_provider(model) or ""
     for name, value in _PROVIDERS.items():
         if prefix == name or prefix.startswith(f"{name}-"):
             return value

@@ -24,6 +24,11 @@ class ContextUsageView:
     much of what left the request is kept for recall (``None`` without an archive; its
     ``cut`` counts what the final trim removed), and ``recall`` totals the session's
     ``recall_context`` calls (:class:`~mas.runtime.session.recall.RecallCounts`).
+
+    ``declared_window`` is the window the manifest, Infra or catalog declares, in the
+    provider's tokens; ``window`` is the same room in the estimator's tokens once the
+    calibration scaled it (``window_source`` then ends ``(calibrated xR)``), the figure
+    every budget, trigger and fill ratio of the view is measured against.
     """
 
     session_id: str
@@ -63,6 +68,8 @@ class ContextUsageView:
     identifier_check: dict[str, int] = field(default_factory=dict)
     archive: dict[str, Any] | None = None
     recall: dict[str, int] = field(default_factory=dict)
+    declared_window: int | None = None
+    declared_window_source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data."""
@@ -127,7 +134,19 @@ def usage_view(session: AgentSession) -> ContextUsageView:
         identifier_check=dict(getattr(getattr(session.cm, "state", None), "identifiers", {})),
         archive=session.archive.stats() if session.archive is not None else None,
         recall=session.memory.to_state(),
+        declared_window=session.settings.window,
+        declared_window_source=session.settings.window_source,
     )
+
+
+def window_words(declared: int | None, in_force: int | None) -> str:
+    """The window a budget is held to, named beside the declared one when calibration
+    scaled it: ``600 declared`` or ``600 declared, 553 calibrated``."""
+    if in_force is None:
+        return "unknown"
+    if declared is None or declared == in_force:
+        return f"{in_force:,} declared"
+    return f"{declared:,} declared, {in_force:,} calibrated"
 
 
 def _error_kind(reason: str) -> str:

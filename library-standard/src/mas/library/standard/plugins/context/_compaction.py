@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from mas.runtime.catalog import litellm_provider
 from mas.runtime.context import ContextBudget, History, mask_skills
 from mas.runtime.protocols import (
     ManagedHistory,
@@ -251,7 +252,7 @@ class Compacting(FoldingManager):
                 "duration": time.monotonic() - started,
                 "bytes_before": _chars(before.messages),
                 "bytes_after": _chars(after.messages),
-                "provider": model.split("/", 1)[0] if "/" in model else None,
+                "provider": litellm_provider(model) if model else None,
             },
             session_id,
         )
