@@ -50,10 +50,16 @@ EXPERIMENT := library-lab/examples/context-ablation/experiment.yaml
 # The main job: one agent session through two compactions, then the ablation comparing
 # the strategies. Both resume when run again (the session from its folder, the lab from
 # its latest run with the same inputs), so a second `make demo` finishes at once.
+# Each command is announced in a sentence rather than echoed (its paths run past 100
+# columns); what they print ends with the files to open.
 demo: $(STAMP)
-	$(BIN)/mas-ctl compile $(EXAMPLE_AGENT)/agent.yaml
-	$(BIN)/mas-ctl run $(EXAMPLE_AGENT)/agent.yaml --input $(EXAMPLE_AGENT)/turns.jsonl --out runs/demo-session
-	$(BIN)/mas-ctl lab run $(EXPERIMENT)
+	@echo "== 1/2 mas-ctl run: the example agent ($(EXAMPLE_AGENT)) over 70 scripted turns"
+	@$(BIN)/mas-ctl run $(EXAMPLE_AGENT)/agent.yaml --input $(EXAMPLE_AGENT)/turns.jsonl --out runs/demo-session
+	@echo "== 2/2 mas-ctl lab run: five context strategies compared on 15 scripted sessions"
+	@$(BIN)/mas-ctl lab run $(EXPERIMENT)
+	@echo "== open: the report above (report.html); the session's timeline with"
+	@echo "   $(BIN)/mas-ctl inspect runs/demo-session --html"
+	@echo "   (its resolved manifest: $(BIN)/mas-ctl compile $(EXAMPLE_AGENT)/agent.yaml)"
 
 # report.html's browser test (tests/lab/test_report_browser.py) needs Debian's chromium.
 # As root with apt (a CI machine) it is installed here; elsewhere installing a system

@@ -34,11 +34,12 @@ def test_run_resume_report_and_ls(tiny: Path, tmp_path: Path) -> None:
     assert table[0].endswith("0 [0, 0.793]  1 [0.207, 1]")
     report = Path(first.output.rsplit("report: ", 1)[1].split()[0])
     assert report.is_file() and report.parent.parent == runs / "tiny"
-    # the result sentences under the table, before the report's path
+    # the result sentences under the table, before the report's path (wrapped at 100 columns)
     result = first.output.split("\nresult:\n", 1)[1].split("report: ", 1)[0]
-    assert "  FactRecall (final answer) (higher is better): stack is best at 1, then " \
+    assert result.startswith("  FactRecall ")
+    assert "FactRecall (final answer) (higher is better): stack is best at 1, then " \
         "sliding_window at 0; only 1 paired session(s) in common with sliding_window, too few" \
-        in result
+        in " ".join(result.split())
 
     again = _invoke("run", str(tiny), "--flavour", "stack", "--flavour", "sliding_window",
                     "--limit", "1", "--runs-dir", str(runs))

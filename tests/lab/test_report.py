@@ -149,6 +149,22 @@ def test_table_cells() -> None:
     assert "FactRecall (final answer)     higher  1 [1, 1]" in text and text.endswith("* a claim")
 
 
+@given(st.lists(st.text("abcdefgh_", min_size=1, max_size=30), min_size=1, max_size=7, unique=True),
+       st.integers(60, 140))
+def test_table_fits_the_width_and_keeps_every_cell(flavours: list[str], width: int) -> None:
+    """With a width, each block's lines fit it (a cell wider than the width goes alone) and
+    every flavour's column appears exactly once; without one the table is a single block."""
+    metrics = {f: {"FactRecall": {"mean": 0.5, "low": 0.25, "high": 0.75}} for f in flavours}
+    results = {"flavours": flavours, "metrics": metrics, "claims": [{"text": "word " * 60}],
+               "sessions": {f: {"total": 3, "failed": 0} for f in flavours}}
+    text = render_table(results, width)
+    headers = [line for line in text.splitlines() if line.startswith("metric (mean")]
+    assert [name for line in headers for name in line.split()[5:]] == flavours
+    longest = max(len("metric (mean [95% interval])  better  "), *(len(f) + 40 for f in flavours))
+    assert all(len(line) <= max(width, longest) for line in text.splitlines())
+    assert len(render_table(results).split("metric (mean")) == 2
+
+
 def test_svg_helpers() -> None:
     assert nice_ticks(0, 9) == [0, 2, 4, 6, 8, 10]
     chart = line_chart("t <&>", "x", "y", [Series("a", [(1, 1), (2, 3)], markers=[(2, 3)]),

@@ -13,7 +13,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "library-standard" / "examples" 
 
 def test_example_session_compacts_twice_and_still_answers(mas_ctl: Callable[..., object], tmp_path: Path) -> None:
     out = tmp_path / "run"
-    result = mas_ctl("run", EXAMPLE / "agent.yaml", "--input", EXAMPLE / "turns.jsonl", "--out", out)
+    result = mas_ctl("run", EXAMPLE / "agent.yaml", "--input", EXAMPLE / "turns.jsonl", "--out", out,
+                     "--json")
     assert result.code == 0, result.err  # type: ignore[attr-defined]
     state = load_state(out / "session.json")
     assert state["compactions"] >= 2
@@ -21,6 +22,6 @@ def test_example_session_compacts_twice_and_still_answers(mas_ctl: Callable[...,
     assert "ORD-7781" in answers[0]
     assert "Marta Kowalski" in answers[1]
     assert "142.50 EUR" in answers[2]
-    view = json.loads(result.out[result.out.index("{"):result.out.rindex("}") + 1])  # type: ignore[attr-defined]
+    view = json.loads(result.out)  # type: ignore[attr-defined]
     assert view["estimated_prompt_tokens"] <= view["hard_budget"]
     assert view["compactions"] == state["compactions"]

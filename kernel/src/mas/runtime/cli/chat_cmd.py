@@ -25,6 +25,7 @@ from mas.runtime.cli.run_cmd import (
     print_warnings,
     report_degradation,
 )
+from mas.runtime.cli.view_text import usage_lines
 from mas.runtime.errors import MasError
 from mas.runtime.session import AgentSession, record_events, write_transcript
 
@@ -155,51 +156,6 @@ def _command(session: AgentSession, text: str) -> bool:
     else:
         echo_masked(f"unknown command {text!r}; /help lists the commands", err=True)
     return False
-
-
-def usage_lines(view: dict[str, Any]) -> list[str]:
-    """A ContextUsageView in a dozen readable lines: the numbers a chat user asks about."""
-    window = view.get("window")
-    estimate = view.get("estimated_prompt_tokens")
-    fill = view.get("fill_ratio")
-    budget = view.get("hard_budget")
-    declared = view.get("declared_window") or window
-    lines = [
-        f"model        {view['model']} ({view['model_source']})",
-        f"window       {declared} tokens declared "
-        f"({view.get('declared_window_source') or view.get('window_source')}); hard budget "
-        f"{'set by the first request' if budget is None else budget}, completion reserve "
-        f"{view.get('reserve')}",
-    ]
-    if window is not None and window != declared:
-        # The budget is held to this one: the declared room as the estimator counts it.
-        lines.append(f"  calibrated {window} estimated tokens, the same room as the estimates "
-                     f"count it ({view.get('window_source')})")
-    if estimate is None:
-        lines.append("last request none yet")
-    else:
-        provider = view.get("provider_prompt_tokens")
-        told = f", provider counted {provider}" if provider is not None else ""
-        held = "calibrated window" if window != declared else "window"
-        share = f" ({fill:.0%} of the {held})" if fill is not None else ""
-        lines.append(f"last request ~{estimate} tokens estimated{share}{told}")
-        parts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in view["breakdown"].items())
-        lines.append(f"  of which    {parts}")
-    lines += [
-        f"history      {view['history_messages']} messages, ~{view['history_tokens']} tokens, "
-        f"after {view['turns']} turn(s)",
-        f"compactions  {view['compactions']}",
-        f"model calls  {view['llm_calls']}: {view['prompt_tokens_total']} prompt, "
-        f"{view['completion_tokens_total']} completion, {view['cached_tokens_total']} "
-        "cached tokens",
-        f"cost         ${view['cost']:.4f} ({view['cost_status']})",
-        f"status       {view.get('status', 'ok')}",
-    ]
-    degradation = view.get("degradation") or {}
-    if degradation:
-        counts = ", ".join(f"{kind} {n}" for kind, n in sorted(degradation.items()))
-        lines.append(f"degraded by  {counts}")
-    return lines
 
 
 def _ctrl_c_to_the_main_thread() -> None:

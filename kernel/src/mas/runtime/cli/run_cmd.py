@@ -21,6 +21,7 @@ from mas.runtime.cli._app import (
     state_of,
 )
 from mas.runtime.cli._otel import otel_option, trace_session
+from mas.runtime.cli.view_text import WIDTH, fold, usage_lines
 from mas.runtime.degradation import EXIT_DEGRADED
 from mas.runtime.errors import ManifestError, Problem
 from mas.runtime.events import Event
@@ -154,19 +155,24 @@ def print_warnings(runtime: Runtime) -> Callable[[], None]:
 
 
 def turn_line(session: AgentSession, result: TurnResult, seconds: float) -> str:
-    """One line per turn: estimated prompt tokens vs window, history, compactions, answer."""
+    """One line per turn: estimated prompt tokens vs window, history, compactions, answer
+    (the answer on lines of its own when it would run past ``WIDTH``)."""
     request = result.request
     estimate = request.estimate if request else 0
     window = request.budget.window if request else 0
     answer = " ".join(result.answer.split())
     # The share is of the window in force; its words say whether calibration scaled it.
     words = window_words(session.settings.window, window)
-    return (
+    line = (
         f"turn {session.turns:>4}  prompt~{estimate:>6}/{window} ({estimate / window:4.0%}; "
         f"window {words})  "
         f"history {len(session.history):>4} msg  compactions {session.compactions:>3}  "
-        f"{seconds * 1000:6.0f} ms  | {answer[:70]}"
+        f"{seconds * 1000:6.0f} ms  | "
     )
+    if len(line) + len(answer) <= WIDTH:
+        return line + answer
+    # A longer answer goes under the numbers, wrapped, so no line runs past WIDTH.
+    return line.rstrip(" |") + "\n" + fold(answer, first="    | ", rest="    | ")
 
 
 @click.command("run")
@@ -242,12 +248,18 @@ def run_command(
         write_transcript(out, session, error=error)
         close()
     view = session.inspect_context()
-    echo_masked(json.dumps(view.to_dict(), indent=2))
+    document = view.to_dict()
     # With --json (--quiet) stdout is the JSON document alone, for `| jq`; the rest goes
-    # to stderr.
-    for line in accounting_lines(view.accounting, view.identifier_check):
-        echo_masked(line, err=quiet)
-    echo_masked(f"run folder: {out}", err=quiet)
+    # to stderr. Without it the terminal gets a summary of the view and where to look next.
+    if quiet:
+        echo_masked(json.dumps(document, indent=2))
+    lines = [] if quiet else usage_lines(document)
+    lines += [*accounting_lines(view.accounting, view.identifier_check), f"run folder: {out}"]
+    if not quiet:
+        lines.append(f"open next: the session timeline, `mas-ctl inspect {out} --html` "
+                     f"(writes {out / 'timeline.html'}); the whole view as JSON: --json")
+    for line in lines:
+        echo_masked(fold(line), err=quiet)
     report_degradation(session, allow_degraded, lost_spans)
 
 

@@ -13,7 +13,6 @@ progress, failures and degradation stay on stderr and the exit codes do not chan
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 import click
 
 from mas.library.lab.lab import LabOutcome, report_run, run_experiment
+from mas.library.lab.report.table import render_table
 from mas.library.lab.rundir import RunFolder, list_runs, read_json
 from mas.library.lab.steps import (
     REPORT_FILE,
@@ -33,6 +33,7 @@ from mas.library.lab.steps import (
 from mas.library.lab.steps.degraded import degraded_lines
 from mas.runtime.cli._app import JSON_OPTION, handle_errors, problems_as_json, state_of
 from mas.runtime.cli._otel import warn_untraced
+from mas.runtime.cli.view_text import WIDTH, fold
 from mas.runtime.degradation import EXIT_DEGRADED
 
 EXIT_STEP_FAILED = 1
@@ -59,16 +60,19 @@ def _finish(outcome: LabOutcome, allow_degraded: bool = False, as_json: bool = F
     if as_json:
         click.echo(json.dumps(outcome_document(outcome), indent=2))
     else:
-        if table.is_file():
+        results = read_json(outcome.run.path / RESULTS_FILE, None)
+        if results:
+            click.echo(render_table(results, WIDTH))
+        elif table.is_file():
             click.echo(table.read_text(encoding="utf-8").rstrip())
         result = outcome.run.path / RESULT_FILE
         if result.is_file() and result.read_text(encoding="utf-8").strip():
             click.echo("result:")
-            click.echo("".join(f"  {line}" for line in
-                               result.read_text(encoding="utf-8").splitlines(keepends=True))
-                       .rstrip())
+            for line in result.read_text(encoding="utf-8").splitlines():
+                click.echo(fold(line, first="  ", rest="    "))
         if report.is_file():
             click.echo(f"report: {report}")
+            click.echo("  open it in a browser: the table, the plots, a timeline page per session")
     if not outcome.ok:
         failed = [f"{r.name} ({r.status})" for r in outcome.records.values()
                   if r.status in ("failed", "blocked")]
@@ -138,7 +142,6 @@ def run_command(ctx: click.Context, experiment: Path, flavours: tuple[str, ...],
                 address: str | None, allow_degraded: bool, overwrite: bool, new: bool,
                 runs_dir: Path, config: Path | None, as_json: bool) -> None:
     """Run EXPERIMENT (or resume its latest run with the same inputs); print the table."""
-    logging.getLogger("mas.library.lab").setLevel(logging.INFO)
     warn_untraced("lab run")
     with handle_errors(_verbose(ctx)), problems_as_json(as_json):
         outcome = run_experiment(

@@ -7,6 +7,7 @@ from typing import Any
 from mas.library.lab.stats import METHODS, MIN_BOOTSTRAP_N, Estimate, format_value
 from mas.library.lab.steps.aggregate import USAGE, directions
 from mas.library.lab.steps.degraded import degraded_rows
+from mas.runtime.cli.view_text import fold
 
 SCORE_FIRST = ("FactRecall", "ProbeRecall")
 EVIDENCE = ("EvidenceVerbatim", "EvidenceWithSummary", "EvidenceWithRecall")
@@ -94,8 +95,13 @@ def methods_note(results: dict[str, Any]) -> str:
     return text + "."
 
 
-def render_table(results: dict[str, Any]) -> str:
-    """The whole table, with session counts and the checked claims underneath."""
+def render_table(results: dict[str, Any], width: int | None = None) -> str:
+    """The whole table, with session counts and the checked claims underneath.
+
+    :param width: columns to stay within (a terminal): the flavour columns are split into
+        as many blocks as needed, each repeating the metric column, and the notes under
+        the table are wrapped. ``None``: one block, unwrapped (``results.txt``).
+    """
     flavours = results["flavours"]
     rows = [["metric (mean [95% interval])", "better", *flavours]]
     for metric in row_order(results):
@@ -107,13 +113,34 @@ def render_table(results: dict[str, Any]) -> str:
                    for f in flavours]])
     rows.extend([label, "", *cells] for label, cells in degraded_rows(results))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = []
-    for number, row in enumerate(rows):
-        lines.append("  ".join(text.ljust(widths[i]) if i == 0 else text.rjust(widths[i])
-                               for i, text in enumerate(row)).rstrip())
-        if number == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    lines.append(methods_note(results))
-    for claim in results.get("claims") or []:
-        lines.append(f"* {claim['text']}")
-    return "\n".join(lines)
+    lines: list[str] = []
+    for block in _column_blocks(widths, width):
+        if lines:
+            lines.append("")
+        columns = [0, 1, *block]
+        for number, row in enumerate(rows):
+            lines.append("  ".join(row[i].ljust(widths[i]) if i == 0 else row[i].rjust(widths[i])
+                                   for i in columns).rstrip())
+            if number == 0:
+                lines.append("  ".join("-" * widths[i] for i in columns))
+    claims = results.get("claims") or []
+    notes = [methods_note(results), *(f"* {claim['text']}" for claim in claims)]
+    if width is not None:
+        notes = [fold(note, width) for note in notes]
+    return "\n".join([*lines, *notes])
+
+
+def _column_blocks(widths: list[int], width: int | None) -> list[list[int]]:
+    """The flavour columns (indexes from 2) grouped so that each block, with the metric and
+    ``better`` columns in front, fits ``width``; a column wider than that goes alone."""
+    if width is None:
+        return [list(range(2, len(widths)))]
+    blocks: list[list[int]] = [[]]
+    used = widths[0] + 2 + widths[1]
+    for index in range(2, len(widths)):
+        if blocks[-1] and used + 2 + widths[index] > width:
+            blocks.append([])
+            used = widths[0] + 2 + widths[1]
+        blocks[-1].append(index)
+        used += 2 + widths[index]
+    return blocks
