@@ -256,4 +256,5 @@ def test_calibration_scales_the_budget_by_the_learned_ratio(tmp_path: Path) -> N
     assert lines[2].startswith(f"  calibrated {held} estimated tokens, the same room as the estimates")
     assert "calibrated x1.5" in lines[2] and "of the calibrated window" in lines[3]
     assert not any("calibrated" in line for line in usage_lines(plain.to_dict()))
-    assert f"window 6,000 declared, {held:,} calibrated)" in turn_line(session, result, 0.1)
+    assert f"/{held} (" in turn_line(session, result, 0.1)
+    assert "; 6,000 declared)" in turn_line(session, result, 0.1)

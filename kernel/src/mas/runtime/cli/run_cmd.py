@@ -35,7 +35,6 @@ from mas.runtime.session import (
     write_transcript,
 )
 from mas.runtime.session.run_folder import check_resume_input, lock_run_folder
-from mas.runtime.session.view import window_words
 from mas.runtime.spec.jsonl import parse_line, read_lines
 from mas.runtime.spec.loader import LoadedAgent, ManifestSet, load_manifest_set
 
@@ -161,11 +160,13 @@ def turn_line(session: AgentSession, result: TurnResult, seconds: float) -> str:
     estimate = request.estimate if request else 0
     window = request.budget.window if request else 0
     answer = " ".join(result.answer.split())
-    # The share is of the window in force; its words say whether calibration scaled it.
-    words = window_words(session.settings.window, window)
+    # The share is of the window in force; when calibration scaled it, the declared one
+    # stands beside it, so the two are never taken for each other.
+    declared = session.settings.window
+    scaled = f"; {declared:,} declared" if declared and declared != window else ""
     line = (
-        f"turn {session.turns:>4}  prompt~{estimate:>6}/{window} ({estimate / window:4.0%}; "
-        f"window {words})  "
+        f"turn {session.turns:>4}  prompt~{estimate:>6}/{window} ({estimate / window:4.0%}"
+        f"{scaled})  "
         f"history {len(session.history):>4} msg  compactions {session.compactions:>3}  "
         f"{seconds * 1000:6.0f} ms  | "
     )

@@ -139,16 +139,6 @@ def usage_view(session: AgentSession) -> ContextUsageView:
     )
 
 
-def window_words(declared: int | None, in_force: int | None) -> str:
-    """The window a budget is held to, named beside the declared one when calibration
-    scaled it: ``600 declared`` or ``600 declared, 553 calibrated``."""
-    if in_force is None:
-        return "unknown"
-    if declared is None or declared == in_force:
-        return f"{in_force:,} declared"
-    return f"{declared:,} declared, {in_force:,} calibrated"
-
-
 def _error_kind(reason: str) -> str:
     # Reasons may quote a provider's message; the view keeps only the exception's name.
     head = reason.split(":", 1)[0].strip()
