@@ -7,7 +7,6 @@ a traceback; ``-v`` shows the traceback and INFO logs. Plugins add subcommands t
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -27,6 +26,7 @@ from mas.runtime.cli._app import (
 from mas.runtime.cli.chat_cmd import chat_command
 from mas.runtime.cli.compile_cmd import compile_command, validate_command
 from mas.runtime.cli.inspect_cmd import inspect_command
+from mas.runtime.cli.log_format import configure_logging
 from mas.runtime.cli.plugins_cmd import plugins_command
 from mas.runtime.cli.run_cmd import run_command
 from mas.runtime.cli.schema_cmd import schema_command
@@ -53,10 +53,7 @@ def main(argv: Sequence[str] | None = None) -> Any:
     """Entry point of the ``mas-ctl`` script."""
     args = list(sys.argv[1:] if argv is None else argv)
     verbose = "-v" in args or "--verbose" in args
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(verbose)
     with handle_errors(verbose):
         _use_plugins_dir(args)
         group = _with_plugin_commands(CliState.create())
