@@ -21,7 +21,14 @@ one of its evidence lines is in what came back:
 - ``bm25`` — Okapi BM25 (k1 1.2, b 0.75) over every dialog line, written here, taking
   the best lines until the budget is full; ``bm25, stemmed query`` likewise.
 
-Run: ``.venv/bin/python benchmarks/recall_search.py [--seed N] [--budget T ...]``
+With ``--locomo FILE`` the conversations are a LoCoMo file's instead (the published
+``locomo10.json``, which you download: it is never shipped), read by the lab's own reader
+(:func:`mas.library.lab.formats.read_benchmark`): a session per message as the lab's
+sessions commit them, each conversation in an archive of its own, every question that
+carries evidence lines, summed over the conversations.
+
+Run: ``.venv/bin/python benchmarks/recall_search.py [--seed N] [--budget T ...]
+[--locomo FILE [--limit N]]``
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+
+from pathlib import Path
 
 from mas.runtime.context.archive import Archive
 from mas.runtime.context.estimate import DEFAULT_ESTIMATOR
@@ -168,6 +177,26 @@ def build(seed: int) -> Conversation:
             conv.questions.append(Question(WHEN[kind].format(value, name=speaker),
                                            [i for i, v in facts_said if v == value]))
     return conv
+
+
+def from_locomo(path: Path, limit: int | None) -> list[Conversation]:
+    """A LoCoMo file's conversations as the lab reads them: a turn per dated session (its
+    header line, then ``Speaker: text`` lines) and the questions that carry evidence."""
+    from mas.library.lab.formats import read_benchmark
+
+    conversations = []
+    for item in read_benchmark(path, str(path), "locomo", limit):
+        conv = Conversation()
+        ids: dict[str, str] = {}
+        for number, turn in enumerate(item.turns, start=1):
+            header, *texts = str(turn).split("\n")
+            lines = [(f"T{number}:{n}", text) for n, text in enumerate(texts, start=1)]
+            ids.update((text, line_id) for line_id, text in lines)
+            conv.sessions.append((header, lines))
+        conv.questions = [Question(str(p.question), [ids[text] for text in p.evidence])
+                          for p in item.probes if p.evidence]
+        conversations.append(conv)
+    return conversations
 
 
 def archive_of(conv: Conversation, layout: str) -> Archive:
@@ -309,20 +338,50 @@ def methods(archive: Archive, before: MessageSearch, bm25: BM25,
 
 
 def run(seed: int, budgets: list[int]) -> list[str]:
-    """The result table, one row per layout, method and budget."""
+    """The result table on the generated conversation, one row per layout, method and
+    budget."""
     conv = build(seed)
-    bm25 = BM25(t for _, lines in conv.sessions for _, t in lines)
-    rows = [f"seed {seed}: {len(conv.sessions)} sessions, {len(conv.lines())} dialog lines, "
-            f"{len(conv.questions)} questions", "",
+    head = (f"seed {seed}: {len(conv.sessions)} sessions, {len(conv.lines())} dialog lines, "
+            f"{len(conv.questions)} questions")
+    return table(head, [conv], ("session", "line"), budgets)
+
+
+def run_locomo(path: Path, limit: int | None, budgets: list[int]) -> list[str]:
+    """The result table on a LoCoMo file's conversations, a session per message."""
+    convs = from_locomo(path, limit)
+    head = (f"{path.name}: {len(convs)} conversation(s), "
+            f"{sum(len(c.sessions) for c in convs)} sessions, "
+            f"{sum(len(c.lines()) for c in convs)} dialog lines, "
+            f"{sum(len(c.questions) for c in convs)} questions with evidence")
+    return table(head, convs, ("session",), budgets)
+
+
+def table(head: str, convs: list[Conversation], layouts: Iterable[str],
+          budgets: list[int]) -> list[str]:
+    """One row per layout, method and budget: the share of questions, over every
+    conversation, whose evidence lines all came back."""
+    rows = [head, "",
             "| layout | method | budget | single-line evidence, % | two-line evidence, % |",
             "| --- | --- | --- | --- | --- |"]
-    for layout in ("session", "line"):
-        archive = archive_of(conv, layout)
-        before = MessageSearch(layout_texts(conv, layout))
+    for layout in layouts:
+        searchers = []
+        for conv in convs:
+            bm25 = BM25(t for _, lines in conv.sessions for _, t in lines)
+            searchers.append((conv, archive_of(conv, layout),
+                              MessageSearch(layout_texts(conv, layout)), bm25))
         for budget in budgets:
-            for name, search in methods(archive, before, bm25, budget).items():
-                one, two, _, _ = share(conv, search)
-                rows.append(f"| {layout} per message | {name} | {budget} | {one:.1f} | {two:.1f} |")
+            counts: dict[str, list[float]] = {}
+            for conv, archive, before, bm25 in searchers:
+                for name, search in methods(archive, before, bm25, budget).items():
+                    one, two, ones, twos = share(conv, search)
+                    total = counts.setdefault(name, [0.0, 0.0, 0.0, 0.0])
+                    total[0] += one * ones / 100
+                    total[1] += two * twos / 100
+                    total[2] += ones
+                    total[3] += twos
+            for name, (hit1, hit2, n1, n2) in counts.items():
+                rows.append(f"| {layout} per message | {name} | {budget} | "
+                            f"{100 * hit1 / max(n1, 1):.1f} | {100 * hit2 / max(n2, 1):.1f} |")
     return rows
 
 
@@ -331,8 +390,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--budget", type=int, nargs="+", default=[200, 500, 2000])
+    parser.add_argument("--locomo", type=Path, help="a LoCoMo JSON file (locomo10.json)")
+    parser.add_argument("--limit", type=int, help="with --locomo: its first N conversations")
     args = parser.parse_args()
-    print("\n".join(run(args.seed, args.budget)))
+    if args.locomo is not None:
+        print("\n".join(run_locomo(args.locomo, args.limit, args.budget)))
+    else:
+        print("\n".join(run(args.seed, args.budget)))
 
 
 if __name__ == "__main__":
