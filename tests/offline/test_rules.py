@@ -74,6 +74,24 @@ def test_a_statement_is_acknowledged():
     assert respond([SYSTEM, user("I will travel next week.")]).text == "Noted."
 
 
+RECALL = [{"type": "function", "function": {
+    "name": "recall_context", "parameters": {"type": "object", "properties": {}}}}]
+TRANSCRIPT = ("Session 4, 27 June 2023 (Caroline and Melanie)\n"
+              "Caroline: Hey Mel, how was the camping trip?\n"
+              "Melanie: Lovely, the kids roasted marshmallows by the lake.")
+
+
+def test_a_pasted_transcript_ending_in_a_statement_is_noted_not_recalled_for():
+    answer = respond([SYSTEM, user(TRANSCRIPT)], tools=RECALL)
+    assert (answer.text, answer.tool_calls) == ("Noted.", [])
+
+
+def test_a_question_on_the_last_line_is_still_asked_and_recalled_for():
+    answer = respond([SYSTEM, user(TRANSCRIPT + "\nWhere did Caroline move from?")],
+                     tools=RECALL)
+    assert answer.rule == "recall" and answer.tool_calls
+
+
 def test_the_same_request_always_gets_the_same_answer():
     messages = [*FACTS, user("What was my order ID?")]
     assert respond(messages) == respond(json.loads(json.dumps(messages)))

@@ -6,10 +6,10 @@
 3. summary — the request asks for a summary: an extractive one that keeps identifiers,
              numbers, names and ``key: value`` lines (``offline/mini``: a lossy one that
              paraphrases identifiers away, as small real models do).
-4. question — the last user message asks something: the best matching fact still present
-             in the request, or "I don't know" — unless the request offers
-             ``recall_context``: then it searches the archive first and answers from what
-             comes back.
+4. question — the last user message asks something (its last line is a question): the
+             best matching fact still present in the request, or "I don't know" —
+             unless the request offers ``recall_context``: then it searches the archive
+             first and answers from what comes back.
 5. otherwise — "Noted."
 
 Everything is a pure function of the request, so the same request gets the same answer.
@@ -112,7 +112,11 @@ def _wants_judgement(messages: list[Message], response_format: dict[str, Any] | 
 
 
 def _is_question(text: str) -> bool:
-    return "?" in text or bool(_QUESTION_START.match(text))
+    # The last line decides: a pasted transcript holds other people's questions, and a
+    # model told to read along notes it rather than answering (or recalling for) them.
+    lines = [line for line in text.splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    return "?" in last or bool(_QUESTION_START.match(last))
 
 
 # ------------------------------------------------------------------------------------
