@@ -6,6 +6,7 @@ OpenTelemetry's global tracer provider, so two runtimes in one process trace apa
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -163,13 +164,14 @@ class Tracing:
         return lines
 
 
-def _resource() -> Resource:
+def _resource(base: Mapping[str, AttributeValue] | None = None) -> Resource:
     # Resource.create reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES; attributes
-    # passed to it would override those, so the default name only fills a gap.
-    resource = Resource.create()
+    # passed to it override those (another process's, handed over), so the default name
+    # only fills a gap. process.pid tells the spans of a driver and its workers apart.
+    resource = Resource.create({k: v for k, v in (base or {}).items() if k != "process.pid"})
     if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
         resource = resource.merge(Resource({"service.name": SERVICE_NAME}))
-    return resource
+    return resource.merge(Resource({"process.pid": os.getpid()}))
 
 
 def otlp_exporter(settings: TraceSettings) -> SpanExporter:
@@ -200,6 +202,7 @@ def start_tracing(
     agent_name: str | None = None,
     turn_messages: TurnMessages | None = None,
     exporter: SpanExporter | None = None,
+    resource: Mapping[str, AttributeValue] | None = None,
 ) -> Tracing:
     """Listen to ``runtime``'s events and export them as spans.
 
@@ -208,8 +211,10 @@ def start_tracing(
     :param turn_messages: where turn text comes from when ``settings.capture_content``.
     :param exporter: export here instead of ``settings.exporters`` (tests: an in-memory
         exporter), synchronously.
+    :param resource: the resource attributes of another process's tracing (a worker
+        tracing for the driver), over this process's ``OTEL_*`` variables.
     """
-    provider = TracerProvider(resource=_resource())
+    provider = TracerProvider(resource=_resource(resource))
     wrapped: list[CountingExporter] = []
     if exporter is not None:
         wrapped.append(CountingExporter(exporter, type(exporter).__name__))

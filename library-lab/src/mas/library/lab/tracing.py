@@ -35,6 +35,11 @@ class TracedSessions:
         self.session = session
         self.settings: TraceSettings = tracing.settings
         self.traceparent = tracing.traceparent()
+        # The driver's service name and project (OTEL_RESOURCE_ATTRIBUTES), which a
+        # worker's environment may not have: its spans belong to the same service.
+        self.resource = tuple(sorted((str(k), v) for k, v in
+                                     tracing.provider.resource.attributes.items()
+                                     if isinstance(v, (str, bool, int, float))))
         self._tracing: Tracing | None = tracing
 
     def __getstate__(self) -> dict[str, Any]:
@@ -53,7 +58,7 @@ class TracedSessions:
             with self._tracing.session(job.session_id, None, attributes):
                 self.session(job)
             return
-        tracing = worker_tracing(job.runtime, self.settings)
+        tracing = worker_tracing(job.runtime, self.settings, self.resource)
         try:
             with tracing.session(job.session_id, self.traceparent, attributes):
                 self.session(job)
@@ -62,7 +67,8 @@ class TracedSessions:
 
 
 @functools.lru_cache(maxsize=4)
-def worker_tracing(runtime: Runtime, settings: TraceSettings) -> Tracing:
-    """The tracing of a worker's runtime, started once per process (the SDK flushes and
-    shuts it down when the process exits)."""
-    return start_tracing(runtime, settings)
+def worker_tracing(runtime: Runtime, settings: TraceSettings,
+                   resource: tuple[tuple[str, str | bool | int | float], ...]) -> Tracing:
+    """The tracing of a worker's runtime, started once per process with the driver's
+    settings and resource (the SDK flushes and shuts it down when the process exits)."""
+    return start_tracing(runtime, settings, resource=dict(resource))
