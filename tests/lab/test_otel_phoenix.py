@@ -201,10 +201,10 @@ def test_phoenix_classifies_the_eval_trace_sent_over_grpc(
     (run,) = _by_name(spans, "mas.eval.run ")
     assert run["span_kind"] == "CHAIN" and run["parent_id"] == root["context"]["span_id"]
     metrics = {m["attributes"]["mas.eval.metric"]: m for m in _by_name(spans, "mas.eval.metric ")}
-    assert set(metrics) == {"GoalSuccessRate", "tokens"}
+    assert set(metrics) == {"GoalSuccessRate", "Tokens"}  # canonical ids
     for metric in metrics.values():
         assert metric["span_kind"] == "EVALUATOR" and metric["parent_id"] == run["context"]["span_id"]
-    assert metrics["tokens"]["attributes"]["mas.eval.value"] > 0
+    assert metrics["Tokens"]["attributes"]["mas.eval.value"] > 0
 
 
 def test_phoenix_reached_for_nothing_beyond_loopback(phoenix: Phoenix,
