@@ -3,6 +3,9 @@
 Names in use: ``context.assembled``, ``compaction.start``, ``compaction.stop``,
 ``compaction.exception``, ``llm.call``, ``cache.lookup``, ``session.turn``, ``warning``,
 ``degraded`` (one per addition to a session's degradation record: kind, count, total, reason).
+
+A model call's text rides along out of band (:attr:`Event.content`), for in-process
+listeners that show it only on the user's opt-in; no sink stores it.
 """
 
 from __future__ import annotations
