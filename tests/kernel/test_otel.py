@@ -323,23 +323,31 @@ def test_an_opened_session_is_one_span_over_its_turns(tmp_path: Path) -> None:
     session = _session(tmp_path, runtime)
     memory = InMemorySpanExporter()
     tracing = start_tracing(runtime, TraceSettings(True, "test"), agent_name="tracer", exporter=memory)
+    probe = _session(tmp_path, runtime)  # another session: a copy a lab probe asks
     with tracing.span("outer") as outer:
         parent = tracing.traceparent()
         with tracing.session(session.session_id, attributes={"mas.lab.item": "a-01"}):
             session.send(FACT)
+            probe.send("What is my booking reference?")
             session.send("What is my booking reference?")
+    from mas.runtime.events import Event
+
     with pytest.raises(RuntimeError), tracing.session("s-failed", parent):
+        runtime.emit(Event("context.assembled", {"estimated_tokens": 10}, "s-failed"))
         raise RuntimeError("the session function raised")
-    tracing.close()
+    assert tracing.close()[-1] == "otel: 1 span(s) ended unfinished (a turn did not commit)"
     spans = memory.get_finished_spans()
     (mine,) = [s for s in spans if s.name == f"mas.session {session.session_id}"]
     assert mine.parent is not None and mine.parent.span_id == outer.get_span_context().span_id
     attrs = mine.attributes or {}
     assert (attrs["openinference.span.kind"], attrs["session.id"], attrs["mas.lab.item"]) == ("CHAIN", session.session_id, "a-01")
-    turns = [s for s in spans if s.name == "invoke_agent tracer"]
-    assert len(turns) == 2 and all(t.parent is not None and t.parent.span_id == mine.context.span_id for t in turns)
+    turns = [s for s in spans if s.name == "invoke_agent tracer" and (s.attributes or {})["session.id"] != "s-failed"]
+    assert len(turns) == 3 and all(t.parent is not None and t.parent.span_id == mine.context.span_id for t in turns)
+    assert {(t.attributes or {})["session.id"] for t in turns} == {session.session_id, probe.session_id}
     assert {s.context.trace_id for s in spans} == {outer.get_span_context().trace_id}  # one trace
     (failed,) = [s for s in spans if s.name == "mas.session s-failed"]
+    (cut,) = [s for s in spans if s.name == "invoke_agent tracer" and (s.attributes or {})["session.id"] == "s-failed"]
+    assert cut.status.status_code.name == "ERROR" and cut.parent is not None and cut.parent.span_id == failed.context.span_id
     assert failed.status.status_code.name == "ERROR" and failed.parent is not None
     assert failed.parent.span_id == outer.get_span_context().span_id  # by its traceparent
     assert parent is not None and parent.startswith("00-") and f"{outer.get_span_context().span_id:016x}" in parent

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import importlib_metadata
+from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import (
@@ -118,13 +119,16 @@ class Tracing:
     def session(self, session_id: str, traceparent: str | None = None,
                 attributes: Mapping[str, AttributeValue] | None = None) -> Iterator[None]:
         """``session_id``'s turns as one ``mas.session`` span, under ``traceparent`` (else
-        the current span); its spans are ended when the block leaves, failed if it raised."""
+        the current span), current while the block runs (copies of the session, such as
+        a lab's isolated probes, go under it); its spans are ended when the block leaves,
+        failed if it raised."""
         parent = (TraceContextTextMapPropagator().extract({"traceparent": traceparent})
                   if traceparent else None)
-        self.observer.open_session(session_id, parent, attributes)
+        span = self.observer.open_session(session_id, parent, attributes)
         error: str | None = None
         try:
-            yield
+            with trace.use_span(span, end_on_exit=False):
+                yield
         except BaseException as exc:
             error = type(exc).__name__
             raise

@@ -137,6 +137,7 @@ class GenAiSpans:
         self.turn_messages = turn_messages
         self.capture_content = capture_content
         self._sessions: dict[str, _SessionSpans] = {}
+        self._unfinished = 0
         self._lock = threading.Lock()
 
     def __call__(self, event: Event) -> None:
@@ -146,8 +147,8 @@ class GenAiSpans:
             handler(self, self._sessions.setdefault(event.session_id, _SessionSpans()), event)
 
     def open_session(self, session_id: str, parent: Any = None,
-                     attributes: Mapping[str, AttributeValue] | None = None) -> None:
-        """Start the ``mas.session`` span that ``session_id``'s turns go under.
+                     attributes: Mapping[str, AttributeValue] | None = None) -> Span:
+        """Start (and return) the ``mas.session`` span that ``session_id``'s turns go under.
 
         :param parent: the OpenTelemetry context it is a child of (the lab run's, from a
             traceparent); ``None``: the current one.
@@ -159,25 +160,26 @@ class GenAiSpans:
                     f"mas.session {session_id}", context=parent, kind=SpanKind.INTERNAL,
                     attributes={**kind("CHAIN"), "session.id": session_id,
                                 "gen_ai.conversation.id": session_id, **(attributes or {})})
+            return state.session
 
-    def close_session(self, session_id: str, error: str | None = None) -> int:
-        """End ``session_id``'s spans: a turn left open ends as not committed; returns how
-        many spans were left unfinished. ``error`` marks the session span failed."""
+    def close_session(self, session_id: str, error: str | None = None) -> None:
+        """End ``session_id``'s spans: a turn left open ends as not committed (counted in
+        what :meth:`close` returns); ``error`` marks the session span failed."""
         with self._lock:
             state = self._sessions.pop(session_id, None)
             if state is None:
-                return 0
-            left = self._finish(state)
+                return
+            self._unfinished += self._finish(state)
             if state.session is not None:
                 if error is not None:
                     state.session.set_status(Status(StatusCode.ERROR, error))
                 state.session.end()
-            return left
 
     def close(self) -> int:
-        """End every span still open (turns that never committed); returns how many."""
+        """End every span still open (turns that never committed); returns how many spans
+        ended unfinished, those of closed sessions included."""
         with self._lock:
-            left = 0
+            left, self._unfinished = self._unfinished, 0
             for state in self._sessions.values():
                 left += self._finish(state)
                 if state.session is not None:
@@ -201,6 +203,8 @@ class GenAiSpans:
     # -- spans ---------------------------------------------------------------------------
 
     def _turn(self, state: _SessionSpans, event: Event) -> Span | None:
+        # A session nobody opened goes under the current span: a root under ``run``, the
+        # session's own span for the copies a lab session asks its isolated probes of.
         if not event.session_id:
             return None  # outside a session (a judge's call): each call is its own root
         if state.turn is None:
