@@ -43,6 +43,21 @@ $(MCE_STAMP): requirements-mce.txt
 		$(MCE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-mce.txt && touch $(MCE_STAMP); \
 	else echo "skipping $(MCE_VENV): metrics-computation-engine needs Python 3.11+"; fi
 
+# Arize Phoenix, the OTLP collector the tracing tests start on 127.0.0.1
+# (tests/lab/test_otel_phoenix.py), in a venv of its own: about 850 MB, 2-10 minutes
+# the first time. Phoenix needs Python 3.11+; with an older python3 it is skipped, and
+# so are those tests.
+PHOENIX_VENV := .venv-phoenix
+PHOENIX_STAMP := $(PHOENIX_VENV)/.installed
+.PHONY: phoenix-venv
+phoenix-venv: $(PHOENIX_STAMP)
+$(PHOENIX_STAMP): requirements-phoenix.txt
+	@if $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then \
+		test -x $(PHOENIX_VENV)/bin/python || $(PYTHON) -m venv $(PHOENIX_VENV); \
+		$(PHOENIX_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip && \
+		$(PHOENIX_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-phoenix.txt && touch $(PHOENIX_STAMP); \
+	else echo "skipping $(PHOENIX_VENV): arize-phoenix needs Python 3.11+"; fi
+
 EXAMPLE_AGENT := library-standard/examples/agent
 
 EXPERIMENT := library-lab/examples/context-ablation/experiment.yaml
@@ -78,7 +93,7 @@ browser:
 screenshots: $(STAMP) browser
 	$(BIN)/python docs/screenshots.py
 
-test: $(TEST_STAMP) $(MCE_STAMP) browser
+test: $(TEST_STAMP) $(MCE_STAMP) $(PHOENIX_STAMP) browser
 	$(BIN)/python -m pytest
 
 # Benchmarks run in their own venv: the peers' pins never touch the test venv.

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 import textwrap
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -66,3 +69,42 @@ def mas_ctl(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
         return CliResult(int(code or 0), captured.out, captured.err)
 
     return run
+
+
+@pytest.fixture
+def otlp_receiver() -> Iterator[tuple[str, list[Any], list[str]]]:
+    """An OTLP/HTTP traces endpoint on 127.0.0.1: its URL, the decoded
+    ``ExportTraceServiceRequest`` messages and their content types."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    requests: list[Any] = []
+    types: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            return
+
+        def do_POST(self) -> None:  # noqa: N802
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            types.append(self.headers.get("Content-Type", ""))
+            request = ExportTraceServiceRequest()
+            request.ParseFromString(body)
+            requests.append(request)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1/traces", requests, types
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -14,9 +14,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +26,7 @@ from mas.runtime import Runtime
 from mas.runtime.errors import ModelCallError
 from mas.runtime.fakeprovider import serve
 from mas.runtime.otel import TraceSettingError, TraceSettings, settings_from, start_tracing
+from mas.runtime.otel._setup import otlp_exporter
 from mas.runtime.otel._spans import provider_name
 from mas.runtime.session import AgentSession, open_session
 from mas.runtime.spec.loader import load_manifest_set
@@ -241,12 +239,133 @@ def test_settings_follow_the_flag_and_the_standard_variables(flag: bool, env: di
     ("env", "message"),
     [
         ({"OTEL_TRACES_EXPORTER": "zipkin"}, "OTEL_TRACES_EXPORTER: unsupported exporter 'zipkin'"),
-        ({"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' is not supported"),
+        ({"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, "OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' is not supported; expected http/protobuf or grpc"),
+        ({"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "thrift"}, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'thrift'"),
     ],
 )
 def test_unsupported_variables_are_named(env: dict[str, str], message: str) -> None:
     with pytest.raises(TraceSettingError, match=message):
         settings_from(False, env)
+
+
+@pytest.mark.parametrize(
+    ("env", "protocol", "endpoint"),
+    [
+        ({"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "grpc", "http://localhost:4317"),
+        ({"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://col:4317"}, "grpc", "http://col:4317"),
+        ({"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc",
+          "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://col:443"}, "grpc", "https://col:443"),
+        ({"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"}, "http/protobuf", "http://localhost:4318/v1/traces"),
+    ],
+)
+def test_grpc_is_chosen_by_the_protocol_variables(env: dict[str, str], protocol: str, endpoint: str) -> None:
+    settings = settings_from(True, env)
+    assert (settings.protocol, settings.endpoint) == (protocol, endpoint)
+    exporter = otlp_exporter(settings)
+    assert type(exporter).__module__.split(".")[4] == ("grpc" if protocol == "grpc" else "http")
+    exporter.shutdown()
+
+
+def test_every_span_has_a_kind_phoenix_and_langfuse_classify(traced: tuple[AgentSession, list[ReadableSpan]]) -> None:
+    _, spans = traced
+    expected = {"invoke_agent tracer": ("AGENT", "agent"), "mas.compaction": ("CHAIN", "chain"),
+                "chat offline/default": ("LLM", "generation")}
+    assert {s.name for s in spans} == set(expected)
+    for span in spans:
+        attrs = span.attributes or {}
+        assert (attrs["openinference.span.kind"], attrs["langfuse.observation.type"]) == expected[span.name]
+    for call in (s for s in spans if s.name.startswith("chat ")):
+        attrs = call.attributes or {}
+        assert attrs["llm.token_count.prompt"] == attrs["gen_ai.usage.input_tokens"]
+        assert attrs["llm.token_count.total"] == attrs["llm.token_count.prompt"] + attrs["llm.token_count.completion"]
+        assert attrs["llm.model_name"] == "offline/default" and attrs["session.id"]
+
+
+def test_opted_in_text_goes_on_every_model_call_span_the_summarizer_s_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAS_TEST_API_KEY", "sk-test-0123456789abcdef")
+    turns = [f"{FACT} My key is sk-test-0123456789abcdef.", *TURNS[1:]]
+    session, spans = _traced(tmp_path, turns, capture=True)
+    calls = [s for s in spans if s.name.startswith("chat ")]
+    assert {(s.attributes or {})["mas.llm.purpose"] for s in calls} == {"turn", "summary"}
+    for call in calls:
+        attrs = call.attributes or {}
+        sent = json.loads(str(attrs["gen_ai.input.messages"]))
+        assert sent[0]["role"] == "system" or sent[0]["role"] == "user"
+        assert "BK-4471" in str(attrs["gen_ai.input.messages"])  # every request still holds the fact
+        assert "sk-test-0123456789abcdef" not in call.to_json()  # keys stay masked
+        (reply,) = json.loads(str(attrs["gen_ai.output.messages"]))
+        assert reply["role"] == "assistant" and reply["parts"][0]["content"] == attrs["output.value"]
+        assert attrs["llm.output_messages.0.message.content"] == attrs["output.value"]
+        assert json.loads(str(attrs["input.value"]))[-1]["content"] == attrs[f"llm.input_messages.{len(sent) - 1}.message.content"]
+    (summary,) = [s for s in calls if (s.attributes or {})["mas.llm.purpose"] == "summary"]
+    assert session.transcript[-1]["content"] == (calls[-1].attributes or {})["output.value"]
+    assert (summary.attributes or {})["output.value"]  # the summary the summarizer wrote
+    assert not (tmp_path / "events.jsonl").exists()
+
+
+def test_the_text_behind_a_call_never_reaches_the_events_file(tmp_path: Path) -> None:
+    from mas.runtime.session import record_events
+
+    runtime = Runtime.create()
+    session = _session(tmp_path, runtime)
+    close = record_events(runtime, tmp_path, lambda: session.session_id)
+    seen: list[Any] = []
+    runtime.add_listener(lambda event: seen.append(event) if event.name == "llm.call" else None)
+    session.send(FACT)
+    close()
+    assert seen and seen[0].content["messages"][-1]["content"] == FACT
+    assert seen[0].content["reply"].text == session.transcript[-1]["content"]
+    assert "BK-4471" not in (tmp_path / "events.jsonl").read_text()
+
+
+def test_an_opened_session_is_one_span_over_its_turns(tmp_path: Path) -> None:
+    runtime = Runtime.create()
+    session = _session(tmp_path, runtime)
+    memory = InMemorySpanExporter()
+    tracing = start_tracing(runtime, TraceSettings(True, "test"), agent_name="tracer", exporter=memory)
+    probe = _session(tmp_path, runtime)  # another session: a copy a lab probe asks
+    with tracing.span("outer") as outer:
+        parent = tracing.traceparent()
+        with tracing.session(session.session_id, attributes={"mas.lab.item": "a-01"}):
+            session.send(FACT)
+            probe.send("What is my booking reference?")
+            session.send("What is my booking reference?")
+    from mas.runtime.events import Event
+
+    with pytest.raises(RuntimeError), tracing.session("s-failed", parent):
+        runtime.emit(Event("context.assembled", {"estimated_tokens": 10}, "s-failed"))
+        raise RuntimeError("the session function raised")
+    assert tracing.close()[-1] == "otel: 1 span(s) ended unfinished (a turn did not commit)"
+    spans = memory.get_finished_spans()
+    (mine,) = [s for s in spans if s.name == f"mas.session {session.session_id}"]
+    assert mine.parent is not None and mine.parent.span_id == outer.get_span_context().span_id
+    attrs = mine.attributes or {}
+    assert (attrs["openinference.span.kind"], attrs["session.id"], attrs["mas.lab.item"]) == ("CHAIN", session.session_id, "a-01")
+    turns = [s for s in spans if s.name == "invoke_agent tracer" and (s.attributes or {})["session.id"] != "s-failed"]
+    assert len(turns) == 3 and all(t.parent is not None and t.parent.span_id == mine.context.span_id for t in turns)
+    assert {(t.attributes or {})["session.id"] for t in turns} == {session.session_id, probe.session_id}
+    assert {s.context.trace_id for s in spans} == {outer.get_span_context().trace_id}  # one trace
+    (failed,) = [s for s in spans if s.name == "mas.session s-failed"]
+    (cut,) = [s for s in spans if s.name == "invoke_agent tracer" and (s.attributes or {})["session.id"] == "s-failed"]
+    assert cut.status.status_code.name == "ERROR" and cut.parent is not None and cut.parent.span_id == failed.context.span_id
+    assert failed.status.status_code.name == "ERROR" and failed.parent is not None
+    assert failed.parent.span_id == outer.get_span_context().span_id  # by its traceparent
+    assert parent is not None and parent.startswith("00-") and f"{outer.get_span_context().span_id:016x}" in parent
+
+
+def test_a_judge_call_goes_under_the_current_span_not_a_turn(tmp_path: Path) -> None:
+    runtime = Runtime.create()
+    session = _session(tmp_path, runtime)
+    memory = InMemorySpanExporter()
+    tracing = start_tracing(runtime, TraceSettings(True, "test", capture_content=True), exporter=memory)
+    with tracing.span("mas-ctl eval") as scoring:
+        session.engine.complete([{"role": "user", "content": "Score this: BK-4471"}], model="offline/default")
+    assert tracing.close() == ["otel: 2 span(s) exported to InMemorySpanExporter"]  # nothing left open
+    (call,) = [s for s in memory.get_finished_spans() if s.name.startswith("chat ")]
+    assert call.parent is not None and call.parent.span_id == scoring.get_span_context().span_id
+    attrs = call.attributes or {}
+    assert attrs["mas.llm.purpose"] == "judge" and attrs["openinference.span.kind"] == "LLM"
+    assert "BK-4471" in str(attrs["gen_ai.input.messages"])  # the judge's request, opted in
 
 
 def test_importing_the_cli_and_sessions_does_not_import_opentelemetry() -> None:
@@ -256,40 +375,6 @@ def test_importing_the_cli_and_sessions_does_not_import_opentelemetry() -> None:
 
 
 # -- OTLP/HTTP to a receiver on 127.0.0.1 --------------------------------------------------
-
-
-@pytest.fixture
-def receiver() -> Iterator[tuple[str, list[ExportTraceServiceRequest], list[str]]]:
-    """An OTLP/HTTP traces endpoint: its URL, the decoded requests and their content types."""
-    requests: list[ExportTraceServiceRequest] = []
-    types: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            return
-
-        def do_POST(self) -> None:  # noqa: N802
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            types.append(self.headers.get("Content-Type", ""))
-            request = ExportTraceServiceRequest()
-            request.ParseFromString(body)
-            requests.append(request)
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1/traces", requests, types
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 def _run(tmp_path: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
@@ -304,8 +389,8 @@ def _run(tmp_path: Path, env: dict[str, str], *extra: str) -> subprocess.Complet
     )
 
 
-def test_mas_ctl_run_exports_the_span_tree_over_otlp_http(tmp_path: Path, receiver: tuple[str, list[ExportTraceServiceRequest], list[str]]) -> None:
-    url, requests, types = receiver
+def test_mas_ctl_run_exports_the_span_tree_over_otlp_http(tmp_path: Path, otlp_receiver: tuple[str, list[ExportTraceServiceRequest], list[str]]) -> None:
+    url, requests, types = otlp_receiver
     done = _run(tmp_path, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": url, "OTEL_SERVICE_NAME": "otel-test"})
     assert done.returncode == 0, done.stderr
     assert requests and set(types) == {"application/x-protobuf"}
@@ -396,21 +481,3 @@ def test_without_the_extra_the_flag_is_an_error_and_the_variables_a_warning(tmp_
                             cwd=tmp_path)
     assert by_env.returncode == 0, by_env.stderr
     assert "warning: OTEL_EXPORTER_OTLP_ENDPOINT is set, but no traces are exported" in by_env.stderr
-
-
-@pytest.mark.parametrize("command", [["lab", "run"], ["eval"]])
-def test_commands_that_do_not_trace_say_so_when_the_variables_ask(
-    tmp_path: Path, command: list[str]
-) -> None:
-    target = tmp_path / "experiment.yaml"
-    target.write_text("kind: Experiment\n")  # bad input: the warning still comes first
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("OTEL_")},
-           "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9/"}
-    done = subprocess.run([MAS_CTL, *command, str(target)], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=tmp_path)
-    assert (f"warning: OTEL_EXPORTER_OTLP_ENDPOINT is set, but mas-ctl {' '.join(command)} "
-            "exports no traces") in done.stderr, done.stderr
-    quiet = subprocess.run([MAS_CTL, *command, str(target)], capture_output=True, text=True,
-                           timeout=120, env={**env, "OTEL_SDK_DISABLED": "true"}, cwd=tmp_path)
-    assert "exports no traces" not in quiet.stderr
-    assert done.returncode == quiet.returncode != 0

@@ -3,6 +3,9 @@
 Names in use: ``context.assembled``, ``compaction.start``, ``compaction.stop``,
 ``compaction.exception``, ``llm.call``, ``cache.lookup``, ``session.turn``, ``warning``,
 ``degraded`` (one per addition to a session's degradation record: kind, count, total, reason).
+
+A model call's text rides along out of band (:attr:`Event.content`), for in-process
+listeners that show it only on the user's opt-in; no sink stores it.
 """
 
 from __future__ import annotations
@@ -28,12 +31,18 @@ class Event:
     :ivar data: JSON-serializable numbers and metadata.
     :ivar session_id: the session it belongs to (empty outside a session).
     :ivar ts: wall-clock seconds since the epoch.
+    :ivar content: the text behind the numbers, for in-process listeners that show it
+        only on the user's opt-in (the OpenTelemetry spans, docs/otel.md): on ``llm.call``
+        ``messages`` (the request) and ``reply`` (the :class:`~mas.runtime.protocols.
+        ModelReply`), on ``llm.error`` ``messages``. Never stored: :meth:`to_json` and
+        :func:`stored_event` leave it out.
     """
 
     name: str
     data: dict[str, Any] = field(default_factory=dict)
     session_id: str = ""
     ts: float = field(default_factory=time.time)
+    content: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> str:
         """One JSON line (no trailing newline), keys sorted for stable files."""

@@ -20,7 +20,7 @@ from mas.runtime.cli._app import (
     problems_as_json,
     state_of,
 )
-from mas.runtime.cli._otel import otel_option, trace_session
+from mas.runtime.cli._otel import lost_spans_line, otel_option, trace_session
 from mas.runtime.cli.view_text import WIDTH, fold, usage_lines
 from mas.runtime.degradation import EXIT_DEGRADED
 from mas.runtime.errors import ManifestError, Problem
@@ -301,7 +301,7 @@ def report_degradation(session: AgentSession, allow: bool, lost_spans: int = 0) 
     accepted = "; accepted (--allow-degraded)" if allow else ""
     failures = list(session.runtime.faults)
     if lost_spans:
-        failures.append(f"{lost_spans} span(s) of the trace were not exported")
+        failures.append(lost_spans_line(lost_spans))
     if record.degraded:
         failures.insert(0, f"session {session.session_id} finished, but its numbers are not "
                            "the strategy's own")

@@ -20,7 +20,7 @@ from mas.runtime.engine.cost import (
     USAGE_UNAVAILABLE,
     call_cost,
 )
-from mas.runtime.protocols import ModelReply
+from mas.runtime.protocols import Message, ModelReply
 
 if TYPE_CHECKING:
     from mas.runtime.degradation import Degradation
@@ -58,7 +58,7 @@ def finish_cached(
     reply: ModelReply,
     requested: str,
     purpose: str,
-    n_messages: int,
+    messages: list[Message],
     tools: list[dict[str, Any]] | None,
 ) -> ModelReply:
     """Account for a reply the response cache gave, and return it."""
@@ -73,9 +73,9 @@ def finish_cached(
             "when it was recorded",
         )
     engine._emit("llm.call", call_record(
-        reply, requested, purpose, n_messages, tools, engine.ledger,
+        reply, requested, purpose, len(messages), tools, engine.ledger,
         latency=0.0, attempts=0, source=USAGE_CACHED_RESPONSE, cost_status=COST_OK,
-    ))
+    ), content={"messages": messages, "reply": reply})
     return reply
 
 
@@ -84,7 +84,7 @@ def finish_live(
     reply: ModelReply,
     requested: str,
     purpose: str,
-    n_messages: int,
+    messages: list[Message],
     tools: list[dict[str, Any]] | None,
     *,
     deployed: str,
@@ -115,11 +115,11 @@ def finish_live(
     if engine.cache is not None and key is not None:
         engine.cache.put(key, reply)
     engine._emit("llm.call", call_record(
-        reply, requested, purpose, n_messages, tools, engine.ledger,
+        reply, requested, purpose, len(messages), tools, engine.ledger,
         latency=latency, attempts=attempts, setup=setup,
         source=USAGE_PROVIDER if reply.usage is not None else USAGE_UNAVAILABLE,
         cost_status=COST_OK if cost is not None else COST_UNAVAILABLE,
-    ))
+    ), content={"messages": messages, "reply": reply})
     return reply
 
 

@@ -286,7 +286,7 @@ class Engine:
             if cached is not None:
                 _accounting.count_request(self, hit=True)
                 return _accounting.finish_cached(
-                    self, cached, requested, purpose, len(messages), tools)
+                    self, cached, requested, purpose, messages, tools)
             if self.cache.strict:
                 _accounting.count_request(self, hit=False)
                 raise ResponseCacheMissError(
@@ -312,12 +312,12 @@ class Engine:
                 "model": deployed, "requested_model": requested, "purpose": purpose,
                 "messages": len(messages), "latency_s": time.monotonic() - started,
                 **error_fields(exc),
-            })
+            }, content={"messages": messages})
             raise
         if purpose == "summary":
             self.summary_backoff.succeeded(deployed)
         return _accounting.finish_live(
-            self, reply, requested, purpose, len(messages), tools, deployed=deployed, key=key,
+            self, reply, requested, purpose, messages, tools, deployed=deployed, key=key,
             infra_probed=infra_probed, latency=time.monotonic() - started, attempts=attempts,
             setup=started - setup_started,
         )
@@ -388,7 +388,8 @@ class Engine:
             )
             self._providers_ready = True
 
-    def _emit(self, name: str, data: dict[str, Any]) -> None:
-        self.runtime.emit(Event(name, data, session_id=self.session_id))
+    def _emit(self, name: str, data: dict[str, Any],
+              content: dict[str, Any] | None = None) -> None:
+        self.runtime.emit(Event(name, data, session_id=self.session_id, content=content))
 
 

@@ -27,7 +27,7 @@ from mas.runtime.otel.config import (
 )
 
 if TYPE_CHECKING:
-    from mas.runtime.otel._setup import Tracing
+    from mas.runtime.otel._setup import Tracing as Tracing
 
 INSTALL_HINT = "pip install 'mas-runtime[otel]'"
 

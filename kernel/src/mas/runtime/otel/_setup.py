@@ -6,11 +6,14 @@ OpenTelemetry's global tracer provider, so two runtimes in one process trace apa
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 import importlib_metadata
+from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import (
@@ -20,8 +23,10 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
     SpanExportResult,
 )
+from opentelemetry.trace import Span
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from mas.runtime.otel._spans import GenAiSpans, TurnMessages
+from mas.runtime.otel._spans import AttributeValue, GenAiSpans, TurnMessages, kind
 from mas.runtime.otel.config import TraceSettings
 from mas.runtime.runtime import Runtime
 
@@ -72,6 +77,7 @@ class Tracing:
     :param provider: the tracer provider owning the exporters.
     :param exporters: the counting wrappers, one per destination.
     :param remove: takes the observer off the runtime.
+    :param settings: what it was started with (another process traces with the same).
     """
 
     def __init__(
@@ -80,11 +86,58 @@ class Tracing:
         provider: TracerProvider,
         exporters: list[CountingExporter],
         remove: Callable[[], None],
+        settings: TraceSettings | None = None,
     ) -> None:
+        self.settings = settings or TraceSettings(True, "start_tracing")
         self.observer = observer
         self.provider = provider
         self.exporters = exporters
         self._remove: Callable[[], None] | None = remove
+
+    @contextmanager
+    def span(self, name: str, span_kind: str = "CHAIN",
+             attributes: Mapping[str, AttributeValue] | None = None) -> Iterator[Span]:
+        """A span of the caller's own (a lab run, an eval, one metric), current while the
+        block runs, so the spans made inside it (sessions, judge calls) are its children.
+
+        :param span_kind: the OpenInference kind (:data:`~mas.runtime.otel._spans.
+            SPAN_KINDS`): Phoenix and Langfuse classify the span by it.
+        """
+        tracer = self.observer.tracer
+        with tracer.start_as_current_span(name, attributes={**kind(span_kind),
+                                                            **(attributes or {})}) as span:
+            yield span
+
+    def traceparent(self) -> str | None:
+        """The W3C ``traceparent`` of the current span, to hand to another process (a Ray
+        worker) whose sessions go under it; ``None`` outside any span."""
+        carrier: dict[str, str] = {}
+        TraceContextTextMapPropagator().inject(carrier)
+        return carrier.get("traceparent")
+
+    @contextmanager
+    def session(self, session_id: str, traceparent: str | None = None,
+                attributes: Mapping[str, AttributeValue] | None = None) -> Iterator[None]:
+        """``session_id``'s turns as one ``mas.session`` span, under ``traceparent`` (else
+        the current span), current while the block runs (copies of the session, such as
+        a lab's isolated probes, go under it); its spans are ended when the block leaves,
+        failed if it raised."""
+        parent = (TraceContextTextMapPropagator().extract({"traceparent": traceparent})
+                  if traceparent else None)
+        span = self.observer.open_session(session_id, parent, attributes)
+        error: str | None = None
+        try:
+            with trace.use_span(span, end_on_exit=False):
+                yield
+        except BaseException as exc:
+            error = type(exc).__name__
+            raise
+        finally:
+            self.observer.close_session(session_id, error)
+
+    def flush(self) -> None:
+        """Export every ended span now (a worker process, before its task returns)."""
+        self.provider.force_flush()
 
     @property
     def failed(self) -> int:
@@ -115,13 +168,35 @@ class Tracing:
         return lines
 
 
-def _resource() -> Resource:
+def _resource(base: Mapping[str, AttributeValue] | None = None) -> Resource:
     # Resource.create reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES; attributes
-    # passed to it would override those, so the default name only fills a gap.
-    resource = Resource.create()
+    # passed to it override those (another process's, handed over), so the default name
+    # only fills a gap. process.pid tells the spans of a driver and its workers apart.
+    resource = Resource.create({k: v for k, v in (base or {}).items() if k != "process.pid"})
     if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
         resource = resource.merge(Resource({"service.name": SERVICE_NAME}))
-    return resource
+    return resource.merge(Resource({"process.pid": os.getpid()}))
+
+
+def otlp_exporter(settings: TraceSettings) -> SpanExporter:
+    """The OTLP exporter of ``settings.protocol`` (``grpc`` or ``http/protobuf``).
+
+    Each is imported only when chosen; headers, timeout, compression and certificates
+    come from the ``OTEL_EXPORTER_OTLP_*`` variables, read by the exporter itself.
+    """
+    if settings.protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+            OTLPSpanExporter as GrpcExporter,
+        )
+
+        # An http:// address is a plaintext channel (a local collector); https:// is TLS.
+        return GrpcExporter(endpoint=settings.endpoint,
+                            insecure=settings.endpoint.startswith("http://") or None)
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
+        OTLPSpanExporter as HttpExporter,
+    )
+
+    return HttpExporter(endpoint=settings.endpoint)
 
 
 def start_tracing(
@@ -131,6 +206,7 @@ def start_tracing(
     agent_name: str | None = None,
     turn_messages: TurnMessages | None = None,
     exporter: SpanExporter | None = None,
+    resource: Mapping[str, AttributeValue] | None = None,
 ) -> Tracing:
     """Listen to ``runtime``'s events and export them as spans.
 
@@ -139,8 +215,10 @@ def start_tracing(
     :param turn_messages: where turn text comes from when ``settings.capture_content``.
     :param exporter: export here instead of ``settings.exporters`` (tests: an in-memory
         exporter), synchronously.
+    :param resource: the resource attributes of another process's tracing (a worker
+        tracing for the driver), over this process's ``OTEL_*`` variables.
     """
-    provider = TracerProvider(resource=_resource())
+    provider = TracerProvider(resource=_resource(resource))
     wrapped: list[CountingExporter] = []
     if exporter is not None:
         wrapped.append(CountingExporter(exporter, type(exporter).__name__))
@@ -152,12 +230,7 @@ def start_tracing(
                 wrapped.append(CountingExporter(ConsoleSpanExporter(out=sys.stderr), "console"))
                 provider.add_span_processor(SimpleSpanProcessor(wrapped[-1]))
             else:
-                from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
-                    OTLPSpanExporter,
-                )
-
-                otlp = OTLPSpanExporter(endpoint=settings.endpoint)
-                wrapped.append(CountingExporter(otlp, settings.endpoint))
+                wrapped.append(CountingExporter(otlp_exporter(settings), settings.endpoint))
                 provider.add_span_processor(BatchSpanProcessor(wrapped[-1]))
     tracer = provider.get_tracer("mas.runtime.otel", importlib_metadata.version("mas-runtime"))
     observer = GenAiSpans(
@@ -166,4 +239,4 @@ def start_tracing(
         turn_messages=turn_messages,
         capture_content=settings.capture_content,
     )
-    return Tracing(observer, provider, wrapped, runtime.add_listener(observer))
+    return Tracing(observer, provider, wrapped, runtime.add_listener(observer), settings)

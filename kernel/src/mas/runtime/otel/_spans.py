@@ -2,17 +2,24 @@
 
 Per session, per turn::
 
-    invoke_agent <agent>             one span per committed turn (gen_ai.operation.name)
-      mas.compaction                 compaction.start .. compaction.stop / .exception
-        chat <summarizer model>      the summarizer's llm.call
-      chat <model>                   each llm.call of the turn, CLIENT kind
+    mas.session <id>                 when the caller opens the session (the lab does)
+      invoke_agent <agent>           one span per committed turn (gen_ai.operation.name)
+        mas.compaction               compaction.start .. compaction.stop / .exception
+          chat <summarizer model>    the summarizer's llm.call
+        chat <model>                 each llm.call of the turn, CLIENT kind
+
+A judge's call is never part of a turn: its span is a child of whatever span is current
+where it was made (``mas-ctl eval``'s), else a root. Every span carries the kind both
+Phoenix (``openinference.span.kind``) and Langfuse (``langfuse.observation.type``) read,
+so neither shows it as unknown: model calls are LLM / generation, turns AGENT / agent,
+sessions and compactions CHAIN / chain.
 
 ``cache.lookup`` events become span events of the call they preceded; each
 ``context.assembled`` is a span event of the turn, and its accounting numbers go on the
 compaction span it follows. The spans are built after the fact, from the events' own
 timestamps (a call's span starts ``latency_s`` before its ``llm.call``), so the kernel's
 hot path never touches OpenTelemetry. Attributes are numbers and labels only; message
-text goes on a turn span only when the user opts in, masked.
+text goes on turn and model-call spans only when the user opts in, masked.
 """
 
 from __future__ import annotations
@@ -31,7 +38,8 @@ from mas.runtime.events import Event
 from mas.runtime.protocols import Message
 from mas.runtime.secrets import mask
 
-Attributes = dict[str, str | bool | int | float]
+AttributeValue = str | bool | int | float
+Attributes = dict[str, AttributeValue]
 TurnMessages = Callable[[str, int], list[Message]]
 """Given a session id and a count, the last ``count`` messages of that session."""
 
@@ -55,6 +63,20 @@ def provider_name(model: str) -> str:
         if prefix == name or prefix.startswith(f"{name}-"):
             return value
     return prefix or "unknown"
+
+
+SPAN_KINDS = {
+    "LLM": "generation", "CHAIN": "chain", "AGENT": "agent", "TOOL": "tool",
+    "EVALUATOR": "evaluator", "RETRIEVER": "retriever", "EMBEDDING": "embedding",
+    "GUARDRAIL": "guardrail",
+}
+"""OpenInference span kinds (Phoenix) -> Langfuse observation types, for :func:`kind`."""
+
+
+def kind(name: str) -> Attributes:
+    """The attributes that classify a span as OpenInference kind ``name`` in Phoenix and
+    as the matching observation type in Langfuse (``CHAIN`` -> ``chain``, ...)."""
+    return {"openinference.span.kind": name, "langfuse.observation.type": SPAN_KINDS[name]}
 
 
 _CLOCKS = frozenset({"system_time", "monotonic_time"})
@@ -83,6 +105,7 @@ def _ns(seconds: float) -> int:
 class _SessionSpans:
     """The open spans of one session and what waits for a span to land on."""
 
+    session: Span | None = None
     turn: Span | None = None
     compaction: Span | None = None
     compaction_open: bool = False
@@ -114,6 +137,7 @@ class GenAiSpans:
         self.turn_messages = turn_messages
         self.capture_content = capture_content
         self._sessions: dict[str, _SessionSpans] = {}
+        self._unfinished = 0
         self._lock = threading.Lock()
 
     def __call__(self, event: Event) -> None:
@@ -122,38 +146,80 @@ class GenAiSpans:
         with self._lock:
             handler(self, self._sessions.setdefault(event.session_id, _SessionSpans()), event)
 
-    def close(self) -> int:
-        """End every span still open (turns that never committed); returns how many."""
+    def open_session(self, session_id: str, parent: Any = None,
+                     attributes: Mapping[str, AttributeValue] | None = None) -> Span:
+        """Start (and return) the ``mas.session`` span that ``session_id``'s turns go under.
+
+        :param parent: the OpenTelemetry context it is a child of (the lab run's, from a
+            traceparent); ``None``: the current one.
+        """
         with self._lock:
-            left = 0
+            state = self._sessions.setdefault(session_id, _SessionSpans())
+            if state.session is None:
+                state.session = self.tracer.start_span(
+                    f"mas.session {session_id}", context=parent, kind=SpanKind.INTERNAL,
+                    attributes={**kind("CHAIN"), "session.id": session_id,
+                                "gen_ai.conversation.id": session_id, **(attributes or {})})
+            return state.session
+
+    def close_session(self, session_id: str, error: str | None = None) -> None:
+        """End ``session_id``'s spans: a turn left open ends as not committed (counted in
+        what :meth:`close` returns); ``error`` marks the session span failed."""
+        with self._lock:
+            state = self._sessions.pop(session_id, None)
+            if state is None:
+                return
+            self._unfinished += self._finish(state)
+            if state.session is not None:
+                if error is not None:
+                    state.session.set_status(Status(StatusCode.ERROR, error))
+                state.session.end()
+
+    def close(self) -> int:
+        """End every span still open (turns that never committed); returns how many spans
+        ended unfinished, those of closed sessions included."""
+        with self._lock:
+            left, self._unfinished = self._unfinished, 0
             for state in self._sessions.values():
-                if state.compaction is not None:
-                    self._end_compaction(state)
-                    left += 1
-                if state.turn is not None:
-                    state.turn.set_status(Status(StatusCode.ERROR, "turn did not commit"))
-                    state.turn.set_attribute("error.type", state.error or "turn_not_committed")
-                    state.turn.end()
-                    state.turn = None
-                    left += 1
+                left += self._finish(state)
+                if state.session is not None:
+                    state.session.end()
             self._sessions.clear()
             return left
+
+    def _finish(self, state: _SessionSpans) -> int:
+        left = 0
+        if state.compaction is not None:
+            self._end_compaction(state)
+            left += 1
+        if state.turn is not None:
+            state.turn.set_status(Status(StatusCode.ERROR, "turn did not commit"))
+            state.turn.set_attribute("error.type", state.error or "turn_not_committed")
+            state.turn.end()
+            state.turn = None
+            left += 1
+        return left
 
     # -- spans ---------------------------------------------------------------------------
 
     def _turn(self, state: _SessionSpans, event: Event) -> Span | None:
+        # A session nobody opened goes under the current span: a root under ``run``, the
+        # session's own span for the copies a lab session asks its isolated probes of.
         if not event.session_id:
             return None  # outside a session (a judge's call): each call is its own root
         if state.turn is None:
             name = f"invoke_agent {self.agent_name}" if self.agent_name else "invoke_agent"
             attributes: Attributes = {
+                **kind("AGENT"),
                 "gen_ai.operation.name": "invoke_agent",
                 "gen_ai.conversation.id": event.session_id,
+                "session.id": event.session_id,
             }
             if self.agent_name:
                 attributes["gen_ai.agent.name"] = self.agent_name
             state.turn = self.tracer.start_span(
-                name, kind=SpanKind.INTERNAL, start_time=_ns(event.ts), attributes=attributes
+                name, context=self._context(state.session), kind=SpanKind.INTERNAL,
+                start_time=_ns(event.ts), attributes=attributes,
             )
             state.totals, state.error = {}, None
         return state.turn
@@ -189,7 +255,8 @@ class GenAiSpans:
             context=self._context(parent),
             kind=SpanKind.INTERNAL,
             start_time=_ns(event.ts),
-            attributes=flat_attributes("mas.compaction", event.data),
+            attributes={**kind("CHAIN"), "session.id": event.session_id,
+                        **flat_attributes("mas.compaction", event.data)},
         )
         state.compaction_open = True
 
@@ -205,6 +272,10 @@ class GenAiSpans:
         state.compaction_open, state.compaction_end = False, _ns(event.ts)
 
     def _lookup(self, state: _SessionSpans, event: Event) -> None:
+        if event.data.get("purpose") == "judge":
+            # Judges vote on threads side by side: which lookup preceded which call is
+            # not known, so the judge's lookups are not put on any span.
+            return
         self._turn(state, event)
         state.lookups.append(event)
 
@@ -212,8 +283,12 @@ class GenAiSpans:
         # One model call's CLIENT span, under the open compaction or the turn, carrying the
         # cache lookups that preceded it; the caller ends it.
         data = event.data
-        turn = self._turn(state, event)
-        parent = state.compaction if state.compaction_open else turn
+        lookups: list[Event] = []
+        parent = None  # a judge's call: scoring, not the agent's work (the current span's)
+        if data.get("purpose") != "judge":
+            turn = self._turn(state, event)
+            parent = state.compaction if state.compaction_open else turn
+            lookups = list(self._take_lookups(state))
         requested = str(data.get("requested_model") or data.get("model") or "")
         span = self.tracer.start_span(
             f"chat {requested}",
@@ -222,7 +297,9 @@ class GenAiSpans:
             start_time=_ns(event.ts - float(data.get("latency_s") or 0.0)),
             attributes={**_call_attributes(event), **extra},
         )
-        for lookup in self._take_lookups(state):
+        if self.capture_content and event.content is not None:
+            span.set_attributes(_call_content(event.content))
+        for lookup in lookups:
             span.add_event("mas.cache.lookup", flat_attributes("mas.cache", lookup.data),
                            timestamp=_ns(lookup.ts))
         state.totals["llm_calls"] = state.totals.get("llm_calls", 0) + 1
@@ -296,14 +373,20 @@ _HANDLERS: dict[str, Callable[[GenAiSpans, _SessionSpans, Event], None]] = {
 def _call_attributes(event: Event) -> Attributes:
     data = event.data
     requested = str(data.get("requested_model") or data.get("model") or "")
+    provider = provider_name(str(data.get("model") or requested))
     attributes: Attributes = {
+        **kind("LLM"),
         "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": provider_name(str(data.get("model") or requested)),
+        "gen_ai.provider.name": provider,
         "gen_ai.request.model": requested,
         "gen_ai.response.model": str(data.get("model") or requested),
+        # OpenInference's names of the same facts: Phoenix counts tokens from these.
+        "llm.provider": provider,
+        "llm.model_name": str(data.get("model") or requested),
     }
     if event.session_id:
         attributes["gen_ai.conversation.id"] = event.session_id
+        attributes["session.id"] = event.session_id
     usage = {
         "gen_ai.usage.input_tokens": "prompt_tokens",
         "gen_ai.usage.output_tokens": "completion_tokens",
@@ -313,6 +396,15 @@ def _call_attributes(event: Event) -> Attributes:
     for name, key in usage.items():
         if isinstance(data.get(key), int):
             attributes[name] = data[key]
+    tokens = {"llm.token_count.prompt": "prompt_tokens",
+              "llm.token_count.completion": "completion_tokens",
+              "llm.token_count.prompt_details.cache_read": "cached_tokens"}
+    for name, key in tokens.items():
+        if isinstance(data.get(key), int):
+            attributes[name] = data[key]
+    if isinstance(data.get("prompt_tokens"), int) and isinstance(data.get("completion_tokens"),
+                                                                 int):
+        attributes["llm.token_count.total"] = data["prompt_tokens"] + data["completion_tokens"]
     for key in ("purpose", "cache_hit", "cost", "cost_status", "attempts", "latency_s",
                 "provider_usage_source", "messages", "tools", "tool_calls", "llm_calls"):
         value = data.get(key)
@@ -321,16 +413,46 @@ def _call_attributes(event: Event) -> Attributes:
     return attributes
 
 
-def _content(messages: list[Message]) -> Attributes:
-    # The GenAI message format (role + parts), only on opt-in, with every key masked.
-    def parts(message: Message) -> dict[str, Any]:
-        text = message.get("content")
-        return {"role": message.get("role", ""),
-                "parts": [{"type": "text", "content": mask(text)}] if isinstance(text, str) else []}
+def _parts(message: Message) -> dict[str, Any]:
+    # One message in the GenAI format (role + parts), every key the process knows masked.
+    text = message.get("content")
+    return {"role": message.get("role", ""),
+            "parts": [{"type": "text", "content": mask(text)}] if isinstance(text, str) else []}
 
-    inputs = [parts(m) for m in messages if m.get("role") in ("user", "tool")]
-    outputs = [parts(m) for m in messages if m.get("role") == "assistant"]
+
+def _content(messages: list[Message]) -> Attributes:
+    # A turn's text, only on opt-in: what the user and tools said, what the agent answered.
+    inputs = [_parts(m) for m in messages if m.get("role") in ("user", "tool")]
+    outputs = [_parts(m) for m in messages if m.get("role") == "assistant"]
     return {
         "gen_ai.input.messages": json.dumps(inputs, ensure_ascii=False),
         "gen_ai.output.messages": json.dumps(outputs, ensure_ascii=False),
     }
+
+
+def _call_content(content: Mapping[str, Any]) -> Attributes:
+    # One model call's request and reply, only on opt-in, masked: the GenAI attributes
+    # (Langfuse, OpenTelemetry's own instrumentations) and OpenInference's (Phoenix).
+    messages = [m for m in content.get("messages") or [] if isinstance(m, dict)]
+    reply = content.get("reply")
+    attributes: Attributes = {
+        "gen_ai.input.messages": json.dumps([_parts(m) for m in messages], ensure_ascii=False),
+        "input.value": json.dumps([{"role": m.get("role", ""), "content": mask(m["content"])
+                                    if isinstance(m.get("content"), str) else ""}
+                                   for m in messages], ensure_ascii=False),
+        "input.mime_type": "application/json",
+    }
+    for index, message in enumerate(messages):
+        prefix = f"llm.input_messages.{index}.message"
+        attributes[f"{prefix}.role"] = str(message.get("role", ""))
+        if isinstance(message.get("content"), str):
+            attributes[f"{prefix}.content"] = mask(message["content"])
+    text = getattr(reply, "text", None)
+    if isinstance(text, str):
+        answer = {"role": "assistant", "parts": [{"type": "text", "content": mask(text)}]}
+        attributes["gen_ai.output.messages"] = json.dumps([answer], ensure_ascii=False)
+        attributes["output.value"] = mask(text)
+        attributes["output.mime_type"] = "text/plain"
+        attributes["llm.output_messages.0.message.role"] = "assistant"
+        attributes["llm.output_messages.0.message.content"] = mask(text)
+    return attributes

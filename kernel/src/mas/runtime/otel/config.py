@@ -18,6 +18,12 @@ CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 DEFAULT_ENDPOINT = "http://localhost:4318/v1/traces"
 """Where OTLP/HTTP traces go when no endpoint variable is set (the collector default)."""
 
+DEFAULT_GRPC_ENDPOINT = "http://localhost:4317"
+"""Where OTLP/gRPC traces go when no endpoint variable is set (the collector default)."""
+
+PROTOCOLS = ("http/protobuf", "grpc")
+"""Values of ``OTEL_EXPORTER_OTLP_PROTOCOL`` the ``otel`` extra ships an exporter for."""
+
 _ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 _PROTOCOL_VARS = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
 EXPORTERS = ("otlp", "console")
@@ -35,8 +41,11 @@ class TraceSettings:
     :ivar enabled: whether spans are exported at all.
     :ivar because: what turned tracing on or off (``--otel``, a variable name, ``default``).
     :ivar exporters: ``otlp`` and/or ``console``.
-    :ivar endpoint: the OTLP/HTTP traces URL.
-    :ivar capture_content: put the turn's message text on its span (off unless opted in).
+    :ivar endpoint: the OTLP traces URL (``/v1/traces`` over HTTP; the collector's
+        address over gRPC).
+    :ivar capture_content: put message text on turn and model-call spans (off unless
+        opted in).
+    :ivar protocol: the OTLP transport, one of :data:`PROTOCOLS`.
     """
 
     enabled: bool
@@ -44,6 +53,7 @@ class TraceSettings:
     exporters: tuple[str, ...] = ("otlp",)
     endpoint: str = DEFAULT_ENDPOINT
     capture_content: bool = False
+    protocol: str = "http/protobuf"
 
 
 def settings_from(flag: bool, environ: Mapping[str, str] | None = None) -> TraceSettings:
@@ -67,20 +77,24 @@ def settings_from(flag: bool, environ: Mapping[str, str] | None = None) -> Trace
             f"OTEL_TRACES_EXPORTER: unsupported exporter {unknown[0]!r}; "
             f"expected {', '.join(EXPORTERS)} or none"
         )
-    for name in _PROTOCOL_VARS:
-        protocol = env.get(name, "").strip()
-        if protocol and protocol != "http/protobuf":
+    protocol = "http/protobuf"
+    # The signal's own variable wins over the generic one, as the OTLP exporter spec says.
+    for name in reversed(_PROTOCOL_VARS):
+        value = env.get(name, "").strip()
+        if value and value not in PROTOCOLS:
             raise TraceSettingError(
-                f"{name}: {protocol!r} is not supported; use http/protobuf "
-                "(mas-runtime[otel] ships the OTLP/HTTP exporter)"
+                f"{name}: {value!r} is not supported; expected {' or '.join(PROTOCOLS)} "
+                "(the exporters mas-runtime[otel] ships)"
             )
+        protocol = value or protocol
     endpoint_var = next((name for name in _ENDPOINT_VARS if env.get(name, "").strip()), None)
-    endpoint = DEFAULT_ENDPOINT
-    if endpoint_var == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT":
+    endpoint = DEFAULT_GRPC_ENDPOINT if protocol == "grpc" else DEFAULT_ENDPOINT
+    if endpoint_var is not None:
         endpoint = env[endpoint_var].strip()
-    elif endpoint_var is not None:
-        # The generic variable names the collector; traces go to its /v1/traces path.
-        endpoint = env[endpoint_var].strip().rstrip("/") + "/v1/traces"
+        if endpoint_var == "OTEL_EXPORTER_OTLP_ENDPOINT" and protocol != "grpc":
+            # The generic variable names the collector; HTTP traces go to its /v1/traces
+            # path (a gRPC endpoint is the collector's address as it is).
+            endpoint = endpoint.rstrip("/") + "/v1/traces"
     because = "--otel" if flag else ("OTEL_TRACES_EXPORTER" if named else endpoint_var)
     return TraceSettings(
         enabled=because is not None,
@@ -89,4 +103,5 @@ def settings_from(flag: bool, environ: Mapping[str, str] | None = None) -> Trace
         endpoint=endpoint,
         capture_content=because is not None
         and env.get(CAPTURE_CONTENT, "").strip().lower() == "true",
+        protocol=protocol,
     )

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import ExitStack
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from pydantic import ValidationError
@@ -20,17 +21,26 @@ from mas.library.eval.mce.config import EvalConfig
 from mas.library.eval.mce.judge_model import judge_scope, load_experiment
 from mas.library.eval.mce.runner import EvalReport, evaluate_runs
 from mas.library.eval.metrics.select import bind_metrics, catalog
-from mas.library.eval.run import find_runs
+from mas.library.eval.output import MetricsFile
+from mas.library.eval.run import find_runs, load_run
 from mas.runtime.cli._app import handle_errors, state_of
-from mas.runtime.cli._otel import warn_untraced
+from mas.runtime.cli._otel import (
+    lost_spans_line,
+    otel_option,
+    start_command_tracing,
+    stop_command_tracing,
+)
 from mas.runtime.degradation import EXIT_DEGRADED
-from mas.runtime.errors import ManifestError, Problem
+from mas.runtime.errors import ManifestError, MasError, Problem
 from mas.runtime.protocols import ChatEngine
 from mas.runtime.runtime import Runtime
 from mas.runtime.spec.loader import load_manifest_set
 from mas.runtime.spec.manifests import Infra
 from mas.runtime.spec.problems import problems_from_validation
 from mas.runtime.spec.yaml_io import read_yaml_documents
+
+if TYPE_CHECKING:
+    from mas.runtime.otel import Tracing
 
 EXIT_RUN_FAILED = 1
 
@@ -67,13 +77,14 @@ def make_engine(runtime: Runtime, infra: Infra | None = None) -> ChatEngine:
 @click.option("--allow-degraded", is_flag=True,
               help=f"Exit 0 even when metrics went unscored (otherwise exit {EXIT_DEGRADED}).")
 @click.option("--list-metrics", is_flag=True, help="List metric ids, aliases, what each judges.")
+@otel_option
 @click.pass_context
 def eval_command(ctx: click.Context, source: Path | None, metrics: tuple[str, ...],
                  prompt_metrics: tuple[str, ...], model: str | None, panel: tuple[str, ...],
                  samples: int | None, eval_config: Path | None, experiment: Path | None,
                  infra: Path | None, recursive: bool, overwrite: bool, as_json: bool,
                  list_metrics: bool, backend: str | None = None,
-                 allow_degraded: bool = False) -> None:
+                 allow_degraded: bool = False, otel: bool = False) -> None:
     """Score session run folders: judge metrics (MCE ids) and computed ones -> metrics.json."""
     verbose = bool(ctx.find_root().params.get("verbose"))
     with handle_errors(verbose):
@@ -84,7 +95,6 @@ def eval_command(ctx: click.Context, source: Path | None, metrics: tuple[str, ..
         if source is None:
             raise click.UsageError("missing argument SOURCE (a run folder or, with "
                                    "--recursive, a tree of them)")
-        warn_untraced("eval")
         config = _config(eval_config, metrics, prompt_metrics, panel, samples, overwrite)
         if backend:
             config = config.model_copy(update={"backend": backend})
@@ -100,18 +110,56 @@ def eval_command(ctx: click.Context, source: Path | None, metrics: tuple[str, ..
         # user said.
         infra_doc = load_manifest_set([], infra=infra).infra if infra else manifests.infra
         engine = make_engine(runtime, infra_doc) if needs_judge else None
-        report = evaluate_runs(runtime, runs, config, engine=engine, scope=scope, metrics=bound)
+        tracing = start_command_tracing(runtime, otel)
+        try:
+            with ExitStack() as stack:
+                if tracing is not None:
+                    # The judge calls made while scoring are children of this span.
+                    stack.enter_context(tracing.span("mas-ctl eval", attributes={
+                        "mas.eval.source": str(source), "mas.eval.backend": config.backend}))
+                report = evaluate_runs(runtime, runs, config, engine=engine, scope=scope,
+                                       metrics=bound)
+                if tracing is not None:
+                    trace_report(tracing, report)
+        finally:
+            lost = stop_command_tracing(tracing)
         _print_report(report, as_json)
         if any(outcome.status == "failed" for outcome in report.runs):
             sys.exit(EXIT_RUN_FAILED)
         # Scores before and after a plugin's fault came from other plugins; an unscored
         # metric (every judge vote failed: a dead endpoint) is no score at all.
-        lines = [*runtime.faults, *_unscored_lines(report)]
+        lines = [*runtime.faults, *_unscored_lines(report),
+                 *([lost_spans_line(lost)] if lost else [])]
         accepted = "; accepted (--allow-degraded)" if allow_degraded else ""
         for line in lines:
             click.echo(f"degraded: {line}{accepted}", err=True)
         if lines and not allow_degraded:
             sys.exit(EXIT_DEGRADED)
+
+
+def trace_report(tracing: Tracing, report: EvalReport) -> None:
+    """One span per scored run under the current (``mas-ctl eval``) span, and one
+    EVALUATOR span per metric under it with its value and status."""
+    for outcome in report.runs:
+        try:
+            record = MetricsFile.read(load_run(outcome.path))
+        except MasError:
+            record = None  # a failed folder: its span says so, with no metrics
+        session = record.session_id if record is not None else outcome.path.name
+        with tracing.span(f"mas.eval.run {session}", attributes={
+                "session.id": session, "mas.eval.status": outcome.status}):
+            for metric_id in outcome.scored:
+                metric = (record.metrics.get(metric_id) if record is not None else None) or {}
+                attributes: dict[str, str | float] = {
+                    "mas.eval.metric": metric_id,
+                    "mas.eval.status": str(metric.get("status") or "unscored"),
+                    "mas.eval.backend": str((metric.get("detail") or {}).get("backend")
+                                            or "native"),
+                }
+                if isinstance(metric.get("value"), (int, float)):
+                    attributes["mas.eval.value"] = float(metric["value"])
+                with tracing.span(f"mas.eval.metric {metric_id}", "EVALUATOR", attributes):
+                    pass
 
 
 def _unscored_lines(report: EvalReport) -> list[str]:

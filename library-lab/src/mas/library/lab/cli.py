@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import click
 from mas.library.lab.lab import LabOutcome, report_run, run_experiment
 from mas.library.lab.report.table import render_table
 from mas.library.lab.rundir import RunFolder, list_runs, read_json
+from mas.library.lab.sessions import default_session_function
 from mas.library.lab.steps import (
     REPORT_FILE,
     RESULT_FILE,
@@ -31,8 +33,14 @@ from mas.library.lab.steps import (
     TABLE_FILE,
 )
 from mas.library.lab.steps.degraded import degraded_lines
+from mas.library.lab.tracing import TracedSessions
 from mas.runtime.cli._app import JSON_OPTION, handle_errors, problems_as_json, state_of
-from mas.runtime.cli._otel import warn_untraced
+from mas.runtime.cli._otel import (
+    lost_spans_line,
+    otel_option,
+    start_command_tracing,
+    stop_command_tracing,
+)
 from mas.runtime.cli.view_text import WIDTH, fold
 from mas.runtime.degradation import EXIT_DEGRADED
 
@@ -136,21 +144,34 @@ _ALLOW_DEGRADED = click.option(
               show_default=True, help="Where run folders go.")
 @click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Local config.yaml (defaults.model).")
+@otel_option
 @click.pass_context
 def run_command(ctx: click.Context, experiment: Path, flavours: tuple[str, ...], limit: int | None,
                 dataset: Path | None, model: str | None, max_concurrency: int, backend: str | None,
                 address: str | None, allow_degraded: bool, overwrite: bool, new: bool,
-                runs_dir: Path, config: Path | None, as_json: bool) -> None:
+                runs_dir: Path, config: Path | None, as_json: bool, otel: bool = False) -> None:
     """Run EXPERIMENT (or resume its latest run with the same inputs); print the table."""
-    warn_untraced("lab run")
+    runtime = state_of(ctx).runtime
     with handle_errors(_verbose(ctx)), problems_as_json(as_json):
-        outcome = run_experiment(
-            state_of(ctx).runtime, experiment, flavours=flavours, limit=limit, model=model,
-            max_concurrency=max_concurrency, overwrite=overwrite, new=new, runs_root=runs_dir,
-            config=config, stream=sys.stderr, backend=backend, address=address,
-            dataset=dataset,
-        )
-    _finish(outcome, allow_degraded, as_json, state_of(ctx).runtime.faults)
+        tracing = start_command_tracing(runtime, otel)
+        try:
+            with ExitStack() as stack:
+                session_function = None
+                if tracing is not None:
+                    # The run is the parent span; each session is one span under it.
+                    stack.enter_context(tracing.span(
+                        "mas-ctl lab run", attributes={"mas.lab.experiment": str(experiment)}))
+                    session_function = TracedSessions(default_session_function(), tracing)
+                outcome = run_experiment(
+                    runtime, experiment, flavours=flavours, limit=limit, model=model,
+                    max_concurrency=max_concurrency, overwrite=overwrite, new=new,
+                    runs_root=runs_dir, config=config, stream=sys.stderr, backend=backend,
+                    address=address, dataset=dataset, session_function=session_function,
+                )
+        finally:
+            lost = stop_command_tracing(tracing)
+    _finish(outcome, allow_degraded, as_json,
+            [*runtime.faults, *([lost_spans_line(lost)] if lost else [])])
 
 
 @lab_group.command("report")

@@ -8,6 +8,7 @@ model sees at most ``max_concurrency`` requests at a time.
 
 from __future__ import annotations
 
+import contextvars
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -135,7 +136,10 @@ class Jury:
         try:
             futures: list[list[Future[Vote]]] = [
                 [
-                    pools[judge.model].submit(self.vote, judge, sample, metric, material)
+                    # A copy of this thread's context each: the judge calls' spans go
+                    # under the caller's current span (mas-ctl eval's).
+                    pools[judge.model].submit(contextvars.copy_context().run, self.vote,
+                                              judge, sample, metric, material)
                     for judge in self.judges
                     for sample in range(self.samples)
                 ]
@@ -159,7 +163,8 @@ class Jury:
         """Every panel and sample vote on a request built elsewhere (MCE's own prompts)."""
         with ThreadPoolExecutor(max_workers=self.max_concurrency,
                                 thread_name_prefix="mas-judge") as pool:
-            futures = [pool.submit(self.request, judge, sample, messages, parse, reask)
+            futures = [pool.submit(contextvars.copy_context().run, self.request, judge, sample,
+                                   messages, parse, reask)
                        for judge in self.judges for sample in range(self.samples)]
             return [future.result() for future in futures]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
@@ -24,8 +25,10 @@ class LocalExecutor(SessionExecutor):
         self._running: dict[Future[SessionResult], int] = {}
 
     def submit(self, key: int, job: SessionJob) -> None:
-        """Queue ``job`` on the pool."""
-        self._running[self._pool.submit(self._timed, job)] = key
+        """Queue ``job`` on the pool, in a copy of the caller's context: the session's spans
+        go under the driver's current one (the lab run's), as they would in this thread."""
+        context = contextvars.copy_context()
+        self._running[self._pool.submit(context.run, self._timed, job)] = key
 
     def next_done(self) -> tuple[int, SessionResult]:
         """The first session to end; a bug in the runner itself propagates."""
