@@ -150,14 +150,28 @@ def fixed_costs(
     With ``hard_budget``, in-flight tool results count at the size the trim shortens them
     to before it would cut history (:func:`~mas.runtime.context.trimmer.sendable_sizes`).
     """
+    return _measured(parts, current_input, working_memory, tools, estimator, hard_budget)[0]
+
+
+def _measured(
+    parts: Sequence[ContextPart],
+    current_input: Message | None,
+    working_memory: Sequence[Message],
+    tools: list[dict[str, Any]] | None,
+    estimator: TokenEstimator,
+    hard_budget: int | None,
+) -> tuple[FixedCosts, list[int]]:
+    """:func:`fixed_costs` and the estimate of each working-memory message, which the
+    final trim then reuses instead of estimating the turn's tool results again."""
     sizes = [estimator.message(m) for m in working_memory]
     wm = sum(sizes if hard_budget is None else sendable_sizes(working_memory, sizes, hard_budget))
-    return FixedCosts(
+    fixed = FixedCosts(
         system=system_tokens(list(parts), estimator),
         current_input=estimator.message(current_input) if current_input is not None else 0,
         working_memory=wm,
         tools=tools_tokens(tools, estimator),
     )
+    return fixed, sizes
 
 
 def request_accounting(
@@ -216,11 +230,15 @@ def assemble(
     budget: ContextBudget,
     estimator: TokenEstimator = DEFAULT_ESTIMATOR,
     fixed: FixedCosts | None = None,
+    working_memory_costs: Sequence[int] | None = None,
 ) -> AssembledRequest:
     """Build and trim the request in spec 003's order (no events; see :func:`prepare_request`).
 
-    :param fixed: the fixed costs of exactly these parts and tools, when the caller has
-        them (their system and tools estimates are then not computed again).
+    :param fixed: the fixed costs of exactly these parts, input and tools, when the caller
+        has them (their system, current-input and tools estimates are then not computed
+        again).
+    :param working_memory_costs: ``estimator.message`` of each working-memory message,
+        when the caller has them.
     """
     tools_cost = fixed.tools if fixed is not None else tools_tokens(tools, estimator)
     trim = trim_request(
@@ -232,6 +250,8 @@ def assemble(
         hard_budget=budget.hard_budget,
         estimator=estimator,
         system_cost=fixed.system if fixed is not None else None,
+        current_cost=fixed.current_input if fixed is not None else None,
+        working_memory_costs=working_memory_costs,
     )
     text = system_text(trim.parts)
     messages: list[Message] = [{"role": "system", "content": text}] if text else []
@@ -314,7 +334,7 @@ def prepare_request(
     # The hard budget does not depend on the fixed costs; the fixed costs need it to count
     # in-flight tool results at the size the trim would send them.
     hard = hard_budget(window, reserve, cm.budget_settings)
-    fixed = fixed_costs(parts, current_input, working_memory, tools, est, hard_budget=hard)
+    fixed, sizes = _measured(parts, current_input, working_memory, tools, est, hard)
     served = min(max(served_tokens, 0), fixed.working_memory)
     budget = ContextBudget.compute(
         window=window,
@@ -337,6 +357,7 @@ def prepare_request(
         budget=budget,
         estimator=est,
         fixed=fixed,
+        working_memory_costs=sizes,
     )
     request.accounting = request_accounting(history, managed, request.trim)
     request.served_tokens = served

@@ -40,6 +40,35 @@ TOOL_SCHEMA_OVERHEAD = 8
 IMAGE_TOKENS = 765
 """Tokens charged per image part (a high-detail 512-pixel-tile image on OpenAI models)."""
 
+MEMO_MIN_CHARS = 2_048
+"""Texts this long or longer have their weight remembered (:func:`weight`)."""
+
+MEMO_SIZE = 64
+"""Long texts whose weight is remembered at once (then the memo starts afresh)."""
+
+_weights: dict[int, tuple[str, int]] = {}
+
+
+def weight(text: str) -> int:
+    """``len(text)`` plus its dense bytes: what :meth:`TokenEstimator.text` divides.
+
+    A tool result in flight is estimated on every request of its turn, twice (its fixed
+    cost, the final trim) and once more when it is committed; encoding 60,000 characters
+    each time was most of a sliding-window turn (issue 22). So the weight of a long text
+    is remembered by the string object itself: a ``str`` cannot change, and the memo holds
+    it, so its ``id`` cannot be reused by another string while the entry lives.
+    """
+    if len(text) < MEMO_MIN_CHARS:
+        return len(text) + len(text.encode("utf-8").translate(None, _SPARSE_BYTES))
+    found = _weights.get(id(text))
+    if found is not None and found[0] is text:
+        return found[1]
+    value = len(text) + len(text.encode("utf-8").translate(None, _SPARSE_BYTES))
+    if len(_weights) >= MEMO_SIZE:
+        _weights.clear()  # one call, safe from threads; a turn's texts come back at once
+    _weights[id(text)] = (text, value)
+    return value
+
 
 @dataclass(frozen=True)
 class TokenEstimator:
@@ -58,8 +87,7 @@ class TokenEstimator:
         """Tokens of a string: ``ceil((len + dense bytes) / chars_per_token)``."""
         if not text:
             return 0
-        dense = len(text.encode("utf-8").translate(None, _SPARSE_BYTES))
-        return math.ceil((len(text) + dense) / self.chars_per_token)
+        return math.ceil(weight(text) / self.chars_per_token)
 
     def chars_for(self, tokens: int, like: str | None = None) -> int:
         """How many characters fit in ``tokens`` (the inverse of :meth:`text`).
@@ -69,8 +97,7 @@ class TokenEstimator:
         """
         chars = max(0, tokens) * self.chars_per_token
         if like:
-            weighted = len(like) + len(like.encode("utf-8").translate(None, _SPARSE_BYTES))
-            chars = chars * len(like) // weighted
+            chars = chars * len(like) // weight(like)
         return chars
 
     def content(self, content: Any) -> int:

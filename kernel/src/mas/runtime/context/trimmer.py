@@ -173,25 +173,36 @@ def trim_request(
     hard_budget: int,
     estimator: TokenEstimator,
     system_cost: int | None = None,
+    current_cost: int | None = None,
+    working_memory_costs: Sequence[int] | None = None,
 ) -> TrimResult:
     """Fit the request into ``hard_budget``; see the module docstring for the order.
 
     When ``current_input`` is ``None`` the latest ``user`` message of the managed history
-    is the current turn, and what follows it counts as working memory. ``system_cost`` is
-    the system message's estimate when the caller has it (the fixed costs do).
+    is the current turn, and what follows it counts as working memory. ``system_cost``,
+    ``current_cost`` and ``working_memory_costs`` are the estimates of the system message,
+    of ``current_input`` and of each ``working_memory`` message when the caller has them
+    (the fixed costs do); they are used only for a ``current_input`` given.
     """
     parts = order_parts(parts)
     history = managed.messages
     protected = set(managed.skill_rows) | set(range(managed.summary_rows))
     wm = list(working_memory)
+    given = current_input is not None
     if current_input is None:
         last = _last_user(history, protected)
         if last is not None:
             current_input, wm = history[last], [*history[last + 1 :], *wm]
             history = history[:last]
     sys_tokens = system_cost if system_cost is not None else system_tokens(parts, estimator)
-    cur_tokens = estimator.message(current_input) if current_input is not None else 0
-    wm_tokens = [estimator.message(m) for m in wm]
+    if given and current_cost is not None:
+        cur_tokens = current_cost
+    else:
+        cur_tokens = estimator.message(current_input) if current_input is not None else 0
+    if given and working_memory_costs is not None and len(working_memory_costs) == len(wm):
+        wm_tokens = list(working_memory_costs)
+    else:
+        wm_tokens = [estimator.message(m) for m in wm]
     hist_total = managed.tokens - (
         estimator.messages(managed.messages[len(history) :])
         if len(history) < len(managed.messages)

@@ -34,12 +34,18 @@ _CAP = f"[{_UPPER}]"
 _LOW = rf"[^\W\d_{_UPPER}]"
 _PART = rf"{_CAP}{_LOW}+(?:{_CAP}{_LOW}+)*"
 _WORD = rf"(?:{_CAP}['’])?{_PART}(?:[-'’]{_PART})*(?!\w)"
+# The first word of a run opens with its capital, its guard after it: ``re`` then skips
+# in C to the next capital instead of trying the pattern at every position (issue 22;
+# the same words as _WORD: ``C'`` before the part, read as ``C`` then ``'C``).
+_FIRST_WORD = (
+    rf"{_CAP}(?<![\w'’-].)(?:['’]{_CAP})?{_LOW}+(?:{_CAP}{_LOW}+)*(?:[-'’]{_PART})*(?!\w)"
+)
 _PARTICLE_TEXT = "al bin da das de del della den der di do dos du el ibn la le ten ter van von"
 PARTICLES = frozenset(_PARTICLE_TEXT.split())
 """Lower-case words that may stand inside a name (``Ludwig van Beethoven``)."""
 
 _RUN = re.compile(
-    rf"(?<![\w'’-]){_WORD}(?: (?:(?:{'|'.join(sorted(PARTICLES))}) )?{_WORD})*"
+    rf"{_FIRST_WORD}(?: (?:(?:{'|'.join(sorted(PARTICLES))}) )?{_WORD})*"
 )
 
 _COMMON_TEXT = """
@@ -76,7 +82,14 @@ the check stays constant per word)."""
 def names_in(text: str) -> Iterator[tuple[int, int]]:
     """Spans of the names in ``text`` (see the module docstring), in order."""
     for run in _RUN.finditer(text):
-        yield from _names_of(text, run.start(), run.group(0).split(" "))
+        word = run.group(0)
+        if " " in word:
+            yield from _names_of(text, run.start(), word.split(" "))
+        # One word (most runs: a sentence's capitalised opening word) is a name when it
+        # is not a common word and does not open a sentence: _names_of's rule, without
+        # building its groups for each of a tool result's thousands of sentences.
+        elif word.lower() not in COMMON_WORDS and not opens_sentence(text, run.start()):
+            yield run.span()
 
 
 def _names_of(text: str, start: int, words: list[str]) -> Iterator[tuple[int, int]]:

@@ -15,6 +15,14 @@ patterns here avoid it in one of three ways, said at each:
 Python 3.11's atomic groups and possessive quantifiers would do the same more briefly,
 but the distributions support Python 3.10. Each pattern's identifier is its group 1 when
 it has a group, else the whole match (:func:`span_of`).
+
+Speed (issue 22): ``re`` skips ahead in C to the next possible start only when a pattern
+*opens with* a character class or a literal; a pattern that opens with ``\\b`` or a
+look-behind is instead tried in full at every position of the text. So each pattern here
+opens with the class of its first character, and the guard that used to stand before that
+character is a look-behind one character wider after it (``(?<!\\w.)`` after the first
+character is ``\\b`` before it). The matches are the same; the scan reads a tool result
+several times faster.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ EMAIL = re.compile(r"(?<![\w.+-])[.+-]*(\w[\w.+-]*@[\w-]+(?:\.[\w-]+)+)\b")
 """An e-mail address. Tried only where a run of address characters begins: every start
 inside the run reaches the same ``@`` and domain, so the first decides for all."""
 
-CODE = re.compile(r"\b[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]+){0,6}-\d\d[A-Z\d]*\b")
+CODE = re.compile(r"[A-Z](?<!\w.)[A-Z0-9]{1,9}(?:-[A-Z0-9]+){0,6}-\d\d[A-Z\d]*\b")
 """A code: capitals, then up to eight dash-separated parts, the last starting with two
 digits (``ORD-7781``, ``INV-2024-0042``). The bound on parts bounds what each start reads."""
 
@@ -59,10 +67,19 @@ _MONTH = (
 _ORDINAL = r"(?:st|nd|rd|th)?\b"
 _YEAR = rf"(?:,?{_SPACE}\d{{4}}\b)?"
 
+# A month name after its first letter (each branch guarded by that letter), in _MONTH's
+# order: DATE consumes the first character before it knows which form it reads.
+_MONTH_REST = (
+    r"(?:(?<=J)(?:an(?:uary)?|une?|uly?)|(?<=F)eb(?:ruary)?|(?<=M)(?:ar(?:ch)?|ay)"
+    r"|(?<=A)(?:pr(?:il)?|ug(?:ust)?)|(?<=S)ep(?:t(?:ember)?)?|(?<=O)ct(?:ober)?"
+    r"|(?<=N)ov(?:ember)?|(?<=D)ec(?:ember)?)\b"
+)
+
 DATE = re.compile(
-    r"(?<![\w./-])(?:\d{4}-\d\d-\d\d|\d{4}/\d\d?/\d\d?|\d\d?[/.]\d\d?[/.]\d{4})(?![/.-]?\d)"
-    rf"|\b\d\d?{_ORDINAL}(?:{_SPACE}of)?{_SPACE}{_MONTH}{_YEAR}"
-    rf"|\b{_MONTH}{_SPACE}(?:\d\d?{_ORDINAL}{_YEAR}|\d{{4}}\b)"
+    r"[\dADFJMNOS](?:"
+    r"(?<=\d)(?<![\w./-].)(?:\d{3}-\d\d-\d\d|\d{3}/\d\d?/\d\d?|\d?[/.]\d\d?[/.]\d{4})(?![/.-]?\d)"
+    rf"|(?<=\d)(?<!\w.)\d?{_ORDINAL}(?:{_SPACE}of)?{_SPACE}{_MONTH}{_YEAR}"
+    rf"|(?<!\w.){_MONTH_REST}{_SPACE}(?:\d\d?{_ORDINAL}{_YEAR}|\d{{4}}\b))"
 )
 """A date: ``2023-05-08``, ``2023/5/8``, ``08/05/2023``, ``8 May 2023``, ``8th of May``,
 ``8 May, 2023``, ``May 8, 2023``, ``May 2023`` (month names capitalised, so the verb
@@ -70,12 +87,12 @@ DATE = re.compile(
 
 _AM_PM = r"(?:[ap]\.m\.|[AaPp][Mm]\b)"
 TIME = re.compile(
-    rf"(?<![\d:])\d\d?(?::\d\d(?::\d\d)?(?!\d)(?:[^\S\r\n]?{_AM_PM})?|[^\S\r\n]?{_AM_PM})"
+    rf"\d(?<![\d:].)\d?(?::\d\d(?::\d\d)?(?!\d)(?:[^\S\r\n]?{_AM_PM})?|[^\S\r\n]?{_AM_PM})"
 )
 """A time of day: ``14:30``, ``14:30:05``, ``1:56 pm``, ``9am``, ``10 a.m.``."""
 
 UNIT = re.compile(
-    r"\b\d+(?:[.,]\d+)?\s?(?:%|(?:kg|mg|km|cm|mm|ms|GB|MB|KB|TB|GiB|MiB|KiB|kWh|kW|"
+    r"\d(?<!\w.)\d*(?:[.,]\d+)?\s?(?:%|(?:kg|mg|km|cm|mm|ms|GB|MB|KB|TB|GiB|MiB|KiB|kWh|kW|"
     r"MHz|GHz|Hz|px|mph|min|sec|hours?|days?|weeks?|months?|years?)(?![\w]))"
 )
 """A number with a unit (``15 kg``, ``3.5 GB``, ``20%``). Starts only before a digit at a

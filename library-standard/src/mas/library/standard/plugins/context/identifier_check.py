@@ -19,6 +19,7 @@ the verbatim tail around, so what was folded is never cut by the final trim.
 
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from mas.runtime.context import DEFAULT_ESTIMATOR, TokenEstimator, shorten_middle
+from mas.runtime.context.estimate import weight
 from mas.runtime.protocols import (
     IdentifierExtractor,
     Message,
@@ -255,9 +257,15 @@ def _section(
     last, up to ``room`` tokens."""
     lines: list[str] = []
     used = DEFAULT_ESTIMATOR.text(SECTION_HEAD)
+    per_token = DEFAULT_ESTIMATOR.chars_per_token
     for identifier in sorted(missing, key=lambda i: rank.get(i, 3)):
-        if used + DEFAULT_ESTIMATOR.text(f"- {identifier}: ") + 1 > room:
-            continue  # no phrase could fit: none is looked up (the room fills early)
+        head = weight(f"- {identifier}: ")
+        # The line is the head and the phrase, and the phrase holds the identifier
+        # (:meth:`_Phrases.holds`): when even that cannot fit, no phrase is looked up.
+        # The room fills early, and a lookup reads a tool result up to the identifier.
+        least = head + (weight(identifier) if _Phrases.holds(identifier) else 0)
+        if used + math.ceil(least / per_token) + 1 > room:
+            continue
         line = f"- {identifier}: {phrase(identifier)}"
         cost = DEFAULT_ESTIMATOR.text(line) + 1
         if used + cost > room:
@@ -270,7 +278,9 @@ def _section(
 PHRASE_CHARS = 120
 """Longest phrase kept beside an appended identifier."""
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE_END = re.compile(r"\s(?:(?<=[.!?]\s)\s*|(?<=\n)\n*)")
+"""White space after a sentence's end, or line breaks: ``(?<=[.!?])\\s+|\\n+``, written to
+open with its first character's class so that ``re`` skips to white space in C."""
 
 
 class _Phrases:
@@ -291,6 +301,18 @@ class _Phrases:
         self._sentences: dict[int, tuple[list[int], list[str]]] = {}
         self._folded: dict[tuple[int, int], str] = {}
 
+    @staticmethod
+    def holds(identifier: str) -> bool:
+        """Whether the phrase of ``identifier`` is sure to contain it: one without white
+        space other than single inner spaces (white space folding keeps it whole), not
+        opening with ``-`` (the stripped ``- `` bullet cannot take part of it) and at
+        most ``PHRASE_CHARS - PHRASE_CHARS // 3`` long (the window around it holds it)."""
+        return (
+            len(identifier) <= PHRASE_CHARS - PHRASE_CHARS // 3
+            and not identifier.startswith("-")
+            and " ".join(identifier.split()) == identifier
+        )
+
     def __call__(self, identifier: str) -> str:
         """The phrase for ``identifier`` (the identifier itself where none holds it)."""
         hint = self._seen_at.get(identifier, 0)
@@ -299,7 +321,10 @@ class _Phrases:
         # summary's) and for one found in a message's non-text parts.
         for index in (hint, *range(len(self._texts))) if hint else range(len(self._texts)):
             content = self._texts[index]
-            if not isinstance(content, str) or identifier not in content:
+            if not isinstance(content, str):
+                continue
+            first = content.find(identifier)
+            if first < 0:
                 continue
             split = self._sentences.get(index)
             if split is None:
@@ -308,23 +333,36 @@ class _Phrases:
             # The first sentence holding it is the one its first occurrence falls in
             # (found by position, not by testing each sentence), unless that occurrence
             # straddles a sentence end: then the sentences are tested in order.
-            number = bisect_right(starts, content.index(identifier)) - 1
-            if identifier not in sentences[number]:
-                number = next((n for n, t in enumerate(sentences) if identifier in t), -1)
+            number = bisect_right(starts, first) - 1
+            offset = first - starts[number]
+            if offset + len(identifier) > len(sentences[number]):
+                offset = -1
+                if identifier not in sentences[number]:
+                    number = next((n for n, t in enumerate(sentences) if identifier in t), -1)
             if number < 0:
                 continue
-            # White space folded once per sentence: one 60k-character tool result
-            # is often a single "sentence" holding hundreds of identifiers.
-            key = (index, number)
-            folded = self._folded.get(key)
-            if folded is None:
-                folded = self._folded[key] = " ".join(sentences[number].split())
-            sentence = folded.removeprefix("- ")
-            if len(sentence) <= PHRASE_CHARS:
-                return sentence
-            at = max(0, sentence.index(identifier) - PHRASE_CHARS // 3)
-            return "..." + sentence[at : at + PHRASE_CHARS] + "..."
+            return self._phrase(index, number, sentences[number], identifier, offset)
         return identifier
+
+    def _phrase(self, index: int, number: int, raw: str, identifier: str, offset: int) -> str:
+        """The phrase of sentence ``number`` of message ``index`` (``raw``) around the
+        first occurrence of ``identifier`` (at ``offset`` in ``raw``; -1: unknown)."""
+        # White space folded once per sentence: one 60k-character tool result is often
+        # a single "sentence" holding hundreds of identifiers.
+        key = (index, number)
+        folded = self._folded.get(key)
+        if folded is None:
+            folded = self._folded[key] = " ".join(raw.split())
+        sentence = folded.removeprefix("- ")
+        if len(sentence) <= PHRASE_CHARS:
+            return sentence
+        # Folding that kept the length moved no character, and an identifier without
+        # white space occurs where it did: its first occurrence is known, not searched
+        # for again through a long tool result.
+        cut = len(folded) - len(sentence)
+        known = offset >= cut and len(folded) == len(raw) and identifier.split() == [identifier]
+        at = max(0, (offset - cut if known else sentence.index(identifier)) - PHRASE_CHARS // 3)
+        return "..." + sentence[at : at + PHRASE_CHARS] + "..."
 
 
 def _split(text: str) -> tuple[list[int], list[str]]:

@@ -133,8 +133,14 @@ class ToolResultPruner:
         """The result at ``index`` may be pruned: a tool result without a skill block whose
         committed text is over ``min_prunable_tool_chars`` (the hard floor)."""
         original = history.original(index)
-        floor = self.params.min_prunable_tool_chars
-        return _prunable(original) and len(original["content"]) > floor
+        content = original.get("content")
+        # The length first: the skill test reads the whole text (issue 22: a cold bound
+        # asks this of 10,000 messages).
+        return (
+            isinstance(content, str)
+            and len(content) > self.params.min_prunable_tool_chars
+            and _prunable(original)
+        )
 
     def candidates(self, history: History, start: int, stop: int) -> list[int]:
         """Absolute indexes in ``[start, stop)`` that some phase would shrink, oldest first."""
