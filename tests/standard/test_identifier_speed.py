@@ -5,16 +5,15 @@ The patterns were rewritten to open with their first character's class (so that 
 skips ahead in C instead of trying them at every position); their matches must be those
 of the forms they replace, written out here. The phrase lookups, the appended section,
 the long texts' estimates and the final trim's estimates each do less work, counted.
+How much faster is measured by `make bench` (the regime's per-turn figures), never
+asserted here.
 """
 
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable
 from typing import Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -75,28 +74,6 @@ def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
 def test_rewritten_patterns_match_what_the_written_out_forms_match(text: str) -> None:
     for name, (rewritten, written_out) in WRITTEN_OUT.items():
         assert _spans(rewritten, text) == _spans(written_out, text), name
-
-
-def _best(scan: Callable[[], Any], rounds: int = 5) -> float:
-    best = float("inf")
-    for _ in range(rounds):
-        began = time.perf_counter()
-        scan()
-        best = min(best, time.perf_counter() - began)
-    return best
-
-
-@pytest.mark.parametrize("name", sorted(WRITTEN_OUT))
-def test_rewritten_patterns_read_a_tool_result_faster(name: str) -> None:
-    # A JSON tool result: digits and capitals everywhere, none of them a date or a time.
-    row = '{"id": 48213, "ref": "ORD-7781", "status": "Pending", "note": "Order delayed."}, '
-    text = row * 2_000
-    rewritten, written_out = WRITTEN_OUT[name]
-    times = {"new": float("inf"), "old": float("inf")}
-    for _ in range(4):  # interleaved, so that load from elsewhere falls on both alike
-        times["new"] = min(times["new"], _best(lambda: _spans(rewritten, text)))
-        times["old"] = min(times["old"], _best(lambda: _spans(written_out, text)))
-    assert times["new"] < 0.85 * times["old"], times  # 0.1-0.7 measured
 
 
 class _Counted:
