@@ -84,7 +84,8 @@ def test_report_html_embeds_the_plots_the_table_and_the_claims(report_run: Path)
     html = (report_run / "report.html").read_text()
     assert html.count("<svg") == 6
     assert "FactRecall (final answer)" in html and "pair-safety violations" in html
-    assert "<th>better</th>" in html and "<td>lower</td>" in html
+    assert "<th>better</th><th>scored by</th>" in html and "<td>lower</td><td>lab</td>" in html
+    assert "<td>GoalSuccessRate</td><td>higher</td><td>native</td>" in html
     assert "stack has a higher FactRecall than sliding_window: holds" in html
     assert "cost is 0 for every flavour" in html  # the offline model is free, and the page says so
     assert "the 2 paired differences" in html  # the differences behind each claim
@@ -93,7 +94,17 @@ def test_report_html_embeds_the_plots_the_table_and_the_claims(report_run: Path)
     assert "mas-runtime " in html  # package versions
     table = (report_run / "results.txt").read_text()
     assert table.splitlines()[0].split() == ["metric", "(mean", "[95%", "interval])", "better",
-                                             "summarising", "sliding_window", "stack"]
+                                             "scored", "by", "summarising", "sliding_window",
+                                             "stack"]
+    # who computed each row: the eval backend of the metric (the suite pins native), or
+    # the lab for the usage columns it takes from the trajectories
+    rows = [re.split(r"\s{2,}", line) for line in table.splitlines()[2:]]
+    by = {row[0]: row[2] for row in rows if row[0] in (
+        "GoalSuccessRate", "FactRecall (final answer)", "prompt tokens (agent turns)")}
+    assert by == {"GoalSuccessRate": "native", "FactRecall (final answer)": "native",
+                  "prompt tokens (agent turns)": "lab"}
+    backends = json.loads((report_run / "results.json").read_text())["backend"]
+    assert backends["GoalSuccessRate"] == "native" and backends["PromptTokens"] == "lab"
     for label in ("prompt tokens (agent turns)", "summarizer calls", "summarizer tokens", "LLM calls",
                   "cost USD", "cache-hit rate (prompt)", "compactions", "GoalSuccessRate"):
         assert label in table
@@ -145,8 +156,12 @@ def test_table_cells() -> None:
     assert cell({"mean": 1234.4, "low": 1000.0, "high": 1468.8}) == "1,234 [1,000, 1,469]"
     assert cell({"mean": 0.5, "low": None, "high": None}) == "0.5"
     text = render_table({"flavours": ["x"], "metrics": {"x": {"FactRecall": {"mean": 1, "low": 1, "high": 1}}},
+                         "backend": {"FactRecall": "mce+native"},
                          "sessions": {"x": {"total": 1, "failed": 0}}, "claims": [{"text": "a claim"}]})
-    assert "FactRecall (final answer)     higher  1 [1, 1]" in text and text.endswith("* a claim")
+    assert "FactRecall (final answer)     higher  mce+native  1 [1, 1]" in text
+    assert text.endswith("* a claim")
+    older = render_table({"flavours": ["x"], "metrics": {"x": {"FactRecall": {"mean": 1}}}})
+    assert re.search(r"^FactRecall \(final answer\) +higher +- +1$", older, re.M)  # unrecorded
 
 
 @given(st.lists(st.text("abcdefgh_", min_size=1, max_size=30), min_size=1, max_size=7, unique=True),
@@ -159,8 +174,9 @@ def test_table_fits_the_width_and_keeps_every_cell(flavours: list[str], width: i
                "sessions": {f: {"total": 3, "failed": 0} for f in flavours}}
     text = render_table(results, width)
     headers = [line for line in text.splitlines() if line.startswith("metric (mean")]
-    assert [name for line in headers for name in line.split()[5:]] == flavours
-    longest = max(len("metric (mean [95% interval])  better  "), *(len(f) + 40 for f in flavours))
+    assert [name for line in headers for name in line.split()[7:]] == flavours
+    front = len("metric (mean [95% interval])  better  scored by  ")
+    longest = max(front + max(len(f), len("0.5 [0.25, 0.75]")) for f in flavours)
     assert all(len(line) <= max(width, longest) for line in text.splitlines())
     assert len(render_table(results).split("metric (mean")) == 2
 

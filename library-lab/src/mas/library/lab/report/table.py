@@ -1,4 +1,5 @@
-"""The terminal table: one row per result id, one column per flavour, ``mean [95% interval]``."""
+"""The terminal table: one row per result id (which way is better, who scored it), one
+column per flavour, ``mean [95% interval]``."""
 
 from __future__ import annotations
 
@@ -33,11 +34,24 @@ LABELS = {
 }
 
 
+FIXED = 3
+"""Columns every block of the terminal table repeats: metric, ``better``, ``scored by``."""
+
+
 def better(metric: str, results: dict[str, Any]) -> str:
     """Which way is better for ``metric``: ``higher``, ``lower`` or ``-`` (neither), as the
     metric itself declares it (``results.json``'s ``better``)."""
     way = directions(results).get(metric, "higher")
     return "-" if way == "neither" else way
+
+
+def scored_by(metric: str, results: dict[str, Any]) -> str:
+    """Who computed ``metric``: ``mce`` (MCE's own metric classes), ``native`` (mas-lab's
+    rubrics and computed metrics), ``lab`` (the lab's usage columns), both joined by ``+``
+    when sessions differ; ``-`` for a ``results.json`` written before this was recorded. A
+    per-category row is its metric's."""
+    stored = results.get("backend") or {}
+    return str(stored.get(metric) or stored.get(metric.partition("[")[0]) or "-")
 
 
 def row_order(results: dict[str, Any]) -> list[str]:
@@ -103,21 +117,21 @@ def render_table(results: dict[str, Any], width: int | None = None) -> str:
         the table are wrapped. ``None``: one block, unwrapped (``results.txt``).
     """
     flavours = results["flavours"]
-    rows = [["metric (mean [95% interval])", "better", *flavours]]
+    rows = [["metric (mean [95% interval])", "better", "scored by", *flavours]]
     for metric in row_order(results):
-        rows.append([row_label(metric), better(metric, results),
+        rows.append([row_label(metric), better(metric, results), scored_by(metric, results),
                      *[cell(results["metrics"][f].get(metric)) for f in flavours]])
     sessions = results.get("sessions", {})
-    rows.append(["sessions (failed)", "",
+    rows.append(["sessions (failed)", "", "",
                  *[f"{sessions.get(f, {}).get('total', 0)} ({sessions.get(f, {}).get('failed', 0)})"
                    for f in flavours]])
-    rows.extend([label, "", *cells] for label, cells in degraded_rows(results))
+    rows.extend([label, "", "", *cells] for label, cells in degraded_rows(results))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines: list[str] = []
     for block in _column_blocks(widths, width):
         if lines:
             lines.append("")
-        columns = [0, 1, *block]
+        columns = [*range(FIXED), *block]
         for number, row in enumerate(rows):
             lines.append("  ".join(row[i].ljust(widths[i]) if i == 0 else row[i].rjust(widths[i])
                                    for i in columns).rstrip())
@@ -131,16 +145,18 @@ def render_table(results: dict[str, Any], width: int | None = None) -> str:
 
 
 def _column_blocks(widths: list[int], width: int | None) -> list[list[int]]:
-    """The flavour columns (indexes from 2) grouped so that each block, with the metric and
-    ``better`` columns in front, fits ``width``; a column wider than that goes alone."""
+    """The flavour columns (indexes from :data:`FIXED`) grouped so that each block, with the
+    metric, ``better`` and ``scored by`` columns in front, fits ``width``; a column wider
+    than that goes alone."""
     if width is None:
-        return [list(range(2, len(widths)))]
+        return [list(range(FIXED, len(widths)))]
     blocks: list[list[int]] = [[]]
-    used = widths[0] + 2 + widths[1]
-    for index in range(2, len(widths)):
+    front = sum(widths[:FIXED]) + 2 * (FIXED - 1)
+    used = front
+    for index in range(FIXED, len(widths)):
         if blocks[-1] and used + 2 + widths[index] > width:
             blocks.append([])
-            used = widths[0] + 2 + widths[1]
+            used = front
         blocks[-1].append(index)
         used += 2 + widths[index]
     return blocks
