@@ -86,6 +86,7 @@ def test_report_html_embeds_the_plots_the_table_and_the_claims(report_run: Path)
     assert "FactRecall (final answer)" in html and "pair-safety violations" in html
     assert "<th>better</th><th>scored by</th>" in html and "<td>lower</td><td>lab</td>" in html
     assert "<td>GoalSuccessRate</td><td>higher</td><td>native</td>" in html
+    assert "<td>FactRecall (final answer)</td><td>higher</td><td>computed</td>" in html
     assert "stack has a higher FactRecall than sliding_window: holds" in html
     assert "cost is 0 for every flavour" in html  # the offline model is free, and the page says so
     assert "the 2 paired differences" in html  # the differences behind each claim
@@ -94,17 +95,15 @@ def test_report_html_embeds_the_plots_the_table_and_the_claims(report_run: Path)
     assert "mas-runtime " in html  # package versions
     table = (report_run / "results.txt").read_text()
     assert table.splitlines()[0].split() == ["metric", "(mean", "[95%", "interval])", "better",
-                                             "scored", "by", "summarising", "sliding_window",
-                                             "stack"]
-    # who computed each row: the eval backend of the metric (the suite pins native), or
-    # the lab for the usage columns it takes from the trajectories
-    rows = [re.split(r"\s{2,}", line) for line in table.splitlines()[2:]]
-    by = {row[0]: row[2] for row in rows if row[0] in (
-        "GoalSuccessRate", "FactRecall (final answer)", "prompt tokens (agent turns)")}
-    assert by == {"GoalSuccessRate": "native", "FactRecall (final answer)": "native",
-                  "prompt tokens (agent turns)": "lab"}
+                                             "summarising", "sliding_window", "stack"]
+    # A judge row names the backend that scored it (the suite pins native), and a note says
+    # what that means; the computed and usage rows have no backend to choose.
+    labels = [re.split(r"\s{2,}", line)[0] for line in table.splitlines()[2:]]
+    assert "GoalSuccessRate (native)" in labels and "FactRecall (final answer)" in labels
+    assert "Judge rows name who scored them: (native) mas-lab's rubrics (eval_mce" in table
     backends = json.loads((report_run / "results.json").read_text())["backend"]
-    assert backends["GoalSuccessRate"] == "native" and backends["PromptTokens"] == "lab"
+    assert (backends["GoalSuccessRate"], backends["FactRecall"], backends["PromptTokens"]) == (
+        "native", "computed", "lab")
     for label in ("prompt tokens (agent turns)", "summarizer calls", "summarizer tokens", "LLM calls",
                   "cost USD", "cache-hit rate (prompt)", "compactions", "GoalSuccessRate"):
         assert label in table
@@ -120,6 +119,7 @@ def test_the_table_is_exported_as_csv_and_json(report_run: Path) -> None:
     assert len(rows) == len(from_csv) > 10
     first = rows[0]
     assert (first["metric"], first["better"], first["method"]) == ("FactRecall", "higher", "wilson")
+    assert first["scored_by"] == "computed"
     assert from_csv[0]["flavour"] == first["flavour"] and float(from_csv[0]["mean"]) == first["mean"]
     assert {r["flavour"] for r in rows} == {"summarising", "sliding_window", "stack"}
 
@@ -156,12 +156,13 @@ def test_table_cells() -> None:
     assert cell({"mean": 1234.4, "low": 1000.0, "high": 1468.8}) == "1,234 [1,000, 1,469]"
     assert cell({"mean": 0.5, "low": None, "high": None}) == "0.5"
     text = render_table({"flavours": ["x"], "metrics": {"x": {"FactRecall": {"mean": 1, "low": 1, "high": 1}}},
-                         "backend": {"FactRecall": "mce+native"},
                          "sessions": {"x": {"total": 1, "failed": 0}}, "claims": [{"text": "a claim"}]})
-    assert "FactRecall (final answer)     higher  mce+native  1 [1, 1]" in text
-    assert text.endswith("* a claim")
-    older = render_table({"flavours": ["x"], "metrics": {"x": {"FactRecall": {"mean": 1}}}})
-    assert re.search(r"^FactRecall \(final answer\) +higher +- +1$", older, re.M)  # unrecorded
+    assert "FactRecall (final answer)     higher  1 [1, 1]" in text and text.endswith("* a claim")
+    rescored = render_table({"flavours": ["x"], "metrics": {"x": {"GoalSuccessRate": {"mean": 1}}},
+                             "backend": {"GoalSuccessRate": "mce+native"}})
+    assert re.search(r"^GoalSuccessRate \(mce\+native\) +higher +1$", rescored, re.M)  # both ways
+    assert ("(mce) MCE's own metric classes; (native) mas-lab's rubrics (eval_mce backend, "
+            "docs/eval.md).") in rescored
 
 
 @given(st.lists(st.text("abcdefgh_", min_size=1, max_size=30), min_size=1, max_size=7, unique=True),
@@ -174,9 +175,8 @@ def test_table_fits_the_width_and_keeps_every_cell(flavours: list[str], width: i
                "sessions": {f: {"total": 3, "failed": 0} for f in flavours}}
     text = render_table(results, width)
     headers = [line for line in text.splitlines() if line.startswith("metric (mean")]
-    assert [name for line in headers for name in line.split()[7:]] == flavours
-    front = len("metric (mean [95% interval])  better  scored by  ")
-    longest = max(front + max(len(f), len("0.5 [0.25, 0.75]")) for f in flavours)
+    assert [name for line in headers for name in line.split()[5:]] == flavours
+    longest = max(len("metric (mean [95% interval])  better  "), *(len(f) + 40 for f in flavours))
     assert all(len(line) <= max(width, longest) for line in text.splitlines())
     assert len(render_table(results).split("metric (mean")) == 2
 

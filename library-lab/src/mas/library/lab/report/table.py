@@ -1,5 +1,5 @@
-"""The terminal table: one row per result id (which way is better, who scored it), one
-column per flavour, ``mean [95% interval]``."""
+"""The terminal table: one row per result id (a judge metric's names the backend that
+scored it), one column per flavour, ``mean [95% interval]``."""
 
 from __future__ import annotations
 
@@ -34,10 +34,6 @@ LABELS = {
 }
 
 
-FIXED = 3
-"""Columns every block of the terminal table repeats: metric, ``better``, ``scored by``."""
-
-
 def better(metric: str, results: dict[str, Any]) -> str:
     """Which way is better for ``metric``: ``higher``, ``lower`` or ``-`` (neither), as the
     metric itself declares it (``results.json``'s ``better``)."""
@@ -45,13 +41,27 @@ def better(metric: str, results: dict[str, Any]) -> str:
     return "-" if way == "neither" else way
 
 
+JUDGES = ("mce", "native")
+"""Who scores a judge metric: MCE's own metric classes, or mas-lab's rubrics."""
+
+
 def scored_by(metric: str, results: dict[str, Any]) -> str:
-    """Who computed ``metric``: ``mce`` (MCE's own metric classes), ``native`` (mas-lab's
-    rubrics and computed metrics), ``lab`` (the lab's usage columns), both joined by ``+``
-    when sessions differ; ``-`` for a ``results.json`` written before this was recorded. A
-    per-category row is its metric's."""
+    """Who computed ``metric``: a judge metric's backend (:data:`JUDGES`), ``computed`` (a
+    computed metric), ``lab`` (the lab's usage columns), joined by ``+`` when sessions
+    differ; ``-`` for a ``results.json`` written before this was recorded. A per-category
+    row is its metric's."""
     stored = results.get("backend") or {}
     return str(stored.get(metric) or stored.get(metric.partition("[")[0]) or "-")
+
+
+def judged_label(metric: str, results: dict[str, Any]) -> str:
+    """The row label, with the backend that scored it after a judge metric's:
+    ``GoalSuccessRate (mce)``. The terminal has no room for a column of its own (two
+    flavour columns fit in 100), and only the judge rows have a backend to choose."""
+    by = scored_by(metric, results)
+    if any(judge in by.split("+") for judge in JUDGES):
+        return f"{row_label(metric)} ({by})"
+    return row_label(metric)
 
 
 def row_order(results: dict[str, Any]) -> list[str]:
@@ -109,6 +119,13 @@ def methods_note(results: dict[str, Any]) -> str:
     return text + "."
 
 
+def backend_note(judged: list[str]) -> str:
+    """What the ``(mce)`` / ``(native)`` after a judge row's label mean, for those present."""
+    meaning = {"mce": "MCE's own metric classes", "native": "mas-lab's rubrics"}
+    return "Judge rows name who scored them: " + "; ".join(
+        f"({name}) {meaning[name]}" for name in judged) + " (eval_mce backend, docs/eval.md)."
+
+
 def render_table(results: dict[str, Any], width: int | None = None) -> str:
     """The whole table, with session counts and the checked claims underneath.
 
@@ -117,46 +134,47 @@ def render_table(results: dict[str, Any], width: int | None = None) -> str:
         the table are wrapped. ``None``: one block, unwrapped (``results.txt``).
     """
     flavours = results["flavours"]
-    rows = [["metric (mean [95% interval])", "better", "scored by", *flavours]]
+    rows = [["metric (mean [95% interval])", "better", *flavours]]
     for metric in row_order(results):
-        rows.append([row_label(metric), better(metric, results), scored_by(metric, results),
+        rows.append([judged_label(metric, results), better(metric, results),
                      *[cell(results["metrics"][f].get(metric)) for f in flavours]])
     sessions = results.get("sessions", {})
-    rows.append(["sessions (failed)", "", "",
+    rows.append(["sessions (failed)", "",
                  *[f"{sessions.get(f, {}).get('total', 0)} ({sessions.get(f, {}).get('failed', 0)})"
                    for f in flavours]])
-    rows.extend([label, "", "", *cells] for label, cells in degraded_rows(results))
+    rows.extend([label, "", *cells] for label, cells in degraded_rows(results))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines: list[str] = []
     for block in _column_blocks(widths, width):
         if lines:
             lines.append("")
-        columns = [*range(FIXED), *block]
+        columns = [0, 1, *block]
         for number, row in enumerate(rows):
             lines.append("  ".join(row[i].ljust(widths[i]) if i == 0 else row[i].rjust(widths[i])
                                    for i in columns).rstrip())
             if number == 0:
                 lines.append("  ".join("-" * widths[i] for i in columns))
     claims = results.get("claims") or []
-    notes = [methods_note(results), *(f"* {claim['text']}" for claim in claims)]
+    judged = sorted({b for m in row_order(results) for b in scored_by(m, results).split("+")
+                     if b in JUDGES})
+    notes = [methods_note(results), *([backend_note(judged)] if judged else []),
+             *(f"* {claim['text']}" for claim in claims)]
     if width is not None:
         notes = [fold(note, width) for note in notes]
     return "\n".join([*lines, *notes])
 
 
 def _column_blocks(widths: list[int], width: int | None) -> list[list[int]]:
-    """The flavour columns (indexes from :data:`FIXED`) grouped so that each block, with the
-    metric, ``better`` and ``scored by`` columns in front, fits ``width``; a column wider
-    than that goes alone."""
+    """The flavour columns (indexes from 2) grouped so that each block, with the metric and
+    ``better`` columns in front, fits ``width``; a column wider than that goes alone."""
     if width is None:
-        return [list(range(FIXED, len(widths)))]
+        return [list(range(2, len(widths)))]
     blocks: list[list[int]] = [[]]
-    front = sum(widths[:FIXED]) + 2 * (FIXED - 1)
-    used = front
-    for index in range(FIXED, len(widths)):
+    used = widths[0] + 2 + widths[1]
+    for index in range(2, len(widths)):
         if blocks[-1] and used + 2 + widths[index] > width:
             blocks.append([])
-            used = front
+            used = widths[0] + 2 + widths[1]
         blocks[-1].append(index)
         used += 2 + widths[index]
     return blocks

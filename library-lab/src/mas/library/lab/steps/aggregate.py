@@ -125,21 +125,25 @@ def declared_directions(metrics: dict[str, Any] | None) -> dict[str, str]:
             if isinstance(entry, dict) and entry.get("better")}
 
 
-LAB = "lab"
-"""Who computed the usage columns: the lab itself, from the trajectories."""
+LAB, COMPUTED = "lab", "computed"
+"""Who computed a result that no judge scored: the lab itself (the usage columns, from the
+trajectories), or a computed metric of metrics.json (mas-lab's code, on the record)."""
 
 
 def session_values(record: dict[str, Any],
                    metrics: dict[str, Any] | None) -> dict[str, tuple[float, str]]:
-    """Every numeric result of one session and who computed it: metrics.json values with
-    the backend their record names (``detail.backend``: ``native`` or ``mce``), then the
-    usage columns (:data:`LAB`), which win over a metrics.json id of the same name."""
+    """Every numeric result of one session and who computed it: metrics.json values (a
+    judge metric's backend, ``detail.backend``: ``mce`` or ``native``; else
+    :data:`COMPUTED`), then the usage columns (:data:`LAB`), which win over a metrics.json
+    id of the same name."""
     values: dict[str, tuple[float, str]] = {}
     for metric_id, entry in ((metrics or {}).get("metrics") or {}).items():
         value = entry.get("value") if isinstance(entry, dict) else None
         if isinstance(value, (int, float)):
             detail = entry.get("detail") if isinstance(entry.get("detail"), dict) else {}
-            values[metric_id] = (float(value), str(detail.get("backend") or "native"))
+            source = str(detail.get("backend") or "native") if entry.get("kind") == "judge" \
+                else COMPUTED
+            values[metric_id] = (float(value), source)
     derived = {**record, "cache_rate": _cache_rate(record)}
     for result_id, field in USAGE:
         value = derived.get(field)
