@@ -28,13 +28,15 @@ $(TEST_STAMP): $(PRODUCT_FILES) $(TEST_FILES)
 	$(PIP) -r requirements-test.txt
 	touch $(STAMP) $(TEST_STAMP)
 
-install: $(STAMP)
-
 # MCE's own metrics (eval_mce backend: mce) run in a venv of their own: MCE pins
 # litellm<1.75, which cannot share .venv with the kernel. Built once (30-90 s here);
 # MCE needs Python 3.11+, so with an older python3 it is skipped and so are its tests.
+# install and demo build it too: the stock ids are MCE's (spec 000), and backend auto,
+# the default, scores them with MCE's own classes wherever this venv is found.
 MCE_VENV := .venv-mce
 MCE_STAMP := $(MCE_VENV)/.installed
+
+install: $(STAMP) $(MCE_STAMP)
 .PHONY: mce-venv
 mce-venv: $(MCE_STAMP)
 $(MCE_STAMP): requirements-mce.txt
@@ -67,7 +69,7 @@ EXPERIMENT := library-lab/examples/context-ablation/experiment.yaml
 # its latest run with the same inputs), so a second `make demo` finishes at once.
 # Each command is announced in a sentence rather than echoed (its paths run past 100
 # columns); what they print ends with the files to open.
-demo: $(STAMP)
+demo: $(STAMP) $(MCE_STAMP)
 	@echo "== 1/2 mas-ctl run: the example agent ($(EXAMPLE_AGENT)) over 70 scripted turns"
 	@$(BIN)/mas-ctl run $(EXAMPLE_AGENT)/agent.yaml --input $(EXAMPLE_AGENT)/turns.jsonl --out runs/demo-session
 	@echo "== 2/2 mas-ctl lab run: five context strategies compared on 15 scripted sessions"

@@ -31,6 +31,21 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def native_eval_backend() -> Iterator[None]:
+    """Score the stock ids with the native rubrics unless a test names a backend.
+
+    ``backend: auto`` (the default) would pick MCE's worker whenever .venv-mce is found from
+    the working directory, which ``make test`` builds: every lab and eval test would then
+    start one (seconds each) and assert on MCE's prompts. Session-wide, so that module
+    fixtures running experiments see it too; the tests of ``auto`` itself and of ``mce``
+    (tests/eval/test_mce_backend.py) unset or override it.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MAS_EVAL_BACKEND", "native")
+        yield
+
+
 @dataclass
 class CliResult:
     """Exit code and captured streams of one in-process mas-ctl run."""

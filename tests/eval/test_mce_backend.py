@@ -17,7 +17,14 @@ from click.testing import CliRunner
 
 from mas.library.eval import EvalConfig, evaluate_runs, judge_scope
 from mas.library.eval import cli as eval_cli
-from mas.library.eval.mce.isolated import MceBackendError, MceWorker, _clean_env, find_python
+from mas.library.eval.mce.isolated import (
+    BackendChoice,
+    MceBackendError,
+    MceWorker,
+    _clean_env,
+    choose_backend,
+    find_python,
+)
 from mas.library.eval.mce.runner import MCE_IDS
 from mas.library.eval.mce.spans import otel_rows
 from mas.library.eval.run import load_run
@@ -247,3 +254,113 @@ def test_the_backend_mce_example_runs_as_documented(runtime: Runtime, tmp_path: 
     assert {k: v["detail"]["backend"] for k, v in metrics.items()} == {
         "GoalSuccessRate": "mce", "InformationRetention": "mce", "ContextPreservation": "mce",
         "FactRecall": "native"}
+
+
+def _auto(monkeypatch: pytest.MonkeyPatch, where: Path) -> None:
+    """Nobody names a backend or a Python (the suite's pin unset), working in ``where``."""
+    monkeypatch.delenv("MAS_EVAL_BACKEND", raising=False)
+    monkeypatch.delenv("MAS_MCE_PYTHON", raising=False)
+    monkeypatch.chdir(where)
+
+
+def _auto_score(runtime: Runtime, folders: list[Path], **fields: Any) -> dict[str, Any]:
+    config = EvalConfig(model="offline/default", metrics=["GoalSuccessRate", "LLMCalls"],
+                        overwrite=True, **fields)
+    return evaluate_runs(runtime, folders, config, engine=Engine(runtime, session_id="auto"),
+                         scope=judge_scope(config)).metadata
+
+
+def _fallback_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.levelname == "WARNING" and "scored by mas-lab's rubrics" in r.getMessage()]
+
+
+@needs_mce
+def test_by_default_the_stock_ids_are_mces_own_where_its_venv_is_found(
+        runtime: Runtime, kit: SimpleNamespace, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    # As `make demo` runs: from the checkout (here a folder below it), .venv-mce beside it.
+    folder = kit.write_run(tmp_path / "run", messages=SESSION, final_answer=SESSION[-1]["content"])
+    _auto(monkeypatch, REPO / "library-eval")
+    assert EvalConfig().backend == "auto"
+    meta = _auto_score(runtime, [folder])
+    assert (meta["backend"], meta["backend_reason"]) == ("mce", f"auto: {MCE_PYTHON}")
+    assert meta["mce_version"] == "1.2.9"
+    metrics = kit.read_metrics(folder)["metrics"]
+    assert {k: v["detail"]["backend"] for k, v in metrics.items()} == {
+        "GoalSuccessRate": "mce", "LLMCalls": "native"}
+    assert _fallback_lines(caplog) == []
+
+
+def test_without_the_venv_the_default_falls_back_to_native_and_says_so_once(
+        runtime: Runtime, kit: SimpleNamespace, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    folders = [kit.write_run(tmp_path / name, messages=SESSION,
+                             final_answer=SESSION[-1]["content"]) for name in ("a", "b")]
+    _auto(monkeypatch, tmp_path)
+    meta = _auto_score(runtime, folders)
+    assert (meta["backend"], meta["backend_reason"]) == (
+        "native", "no .venv-mce here or above, nor $MAS_MCE_PYTHON")
+    assert "mce_version" not in meta
+    assert _fallback_lines(caplog) == [
+        "the stock MCE ids are scored by mas-lab's rubrics (native),\n  not by MCE's own "
+        "classes: no .venv-mce here or above, nor $MAS_MCE_PYTHON (make mce-venv)"]
+    for folder in folders:
+        assert kit.read_metrics(folder)["metrics"]["GoalSuccessRate"]["detail"]["backend"] == \
+            "native"
+
+
+def test_a_venv_whose_worker_does_not_start_falls_back_only_by_default(
+        runtime: Runtime, kit: SimpleNamespace, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    # A half-built .venv-mce: its Python exists, MCE does not.
+    half = tmp_path / ".venv-mce" / "bin" / "python"
+    half.parent.mkdir(parents=True)
+    half.write_text("#!/bin/sh\necho 'No module named metrics_computation_engine' >&2\nexit 1\n")
+    half.chmod(0o755)
+    folder = kit.write_run(tmp_path / "runs" / "one", messages=SESSION,
+                           final_answer=SESSION[-1]["content"])
+    _auto(monkeypatch, tmp_path / "runs")
+    meta = _auto_score(runtime, [folder])
+    assert meta["backend"] == "native"
+    assert meta["backend_reason"].startswith(f"its worker ({half}) did not start: ")
+    [line] = _fallback_lines(caplog)
+    assert "No module named metrics_computation_engine" in line
+    with pytest.raises(MceBackendError, match="No module named metrics_computation_engine"):
+        _auto_score(runtime, [folder], backend="mce")
+
+
+@needs_mce
+def test_a_named_backend_wins_over_the_venv_found(
+        runtime: Runtime, kit: SimpleNamespace, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    folder = kit.write_run(tmp_path / "run", messages=SESSION, final_answer=SESSION[-1]["content"])
+    _auto(monkeypatch, REPO)
+    meta = _auto_score(runtime, [folder], backend="native")
+    assert (meta["backend"], meta["backend_reason"]) == ("native", "backend: native")
+    monkeypatch.setenv("MAS_EVAL_BACKEND", "native")
+    assert choose_backend("auto") == BackendChoice("native", "MAS_EVAL_BACKEND=native")
+    # the step's own field wins over the variable
+    assert choose_backend("mce") == BackendChoice("mce", "backend: mce", MCE_PYTHON)
+    assert _fallback_lines(caplog) == []  # a native that was asked for is no fallback
+    monkeypatch.setenv("MAS_EVAL_BACKEND", "MCE")
+    with pytest.raises(MceBackendError, match=r"^MAS_EVAL_BACKEND: must be one of auto, "
+                                              r"native, mce \(got 'MCE'\)$"):
+        choose_backend("auto")
+    monkeypatch.setenv("MAS_EVAL_BACKEND", "mce")
+    monkeypatch.chdir(tmp_path)  # mce named where no venv is found: bad input, not native
+    with pytest.raises(MceBackendError, match="run `make mce-venv`"):
+        choose_backend("auto")
+
+
+@needs_mce
+def test_mas_ctl_eval_defaults_to_mce_where_the_venv_is_found(
+        kit: SimpleNamespace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = kit.write_run(tmp_path / "run", messages=SESSION, final_answer=SESSION[-1]["content"])
+    _auto(monkeypatch, REPO)
+    result = CliRunner().invoke(eval_cli.eval_command, [
+        str(folder), "--model", "offline/default", "-m", "GoalSuccessRate", "--json"])
+    assert result.exit_code == 0, result.output
+    meta = json.loads(result.output[: result.output.rindex("}") + 1])["metadata"]
+    assert (meta["backend"], meta["backend_reason"]) == ("mce", f"auto: {MCE_PYTHON}")
+    assert kit.read_metrics(folder)["metrics"]["GoalSuccessRate"]["detail"]["backend"] == "mce"

@@ -86,6 +86,7 @@ def test_methods_answer_with_results(client: StdioClient, runs: Path) -> None:
         "session_id": ids["b"], "agent": "runner", "model": "offline/default", "folder": "deep/b",
         "turns": 2, "compactions": 0, "llm_calls": 2, "cost": status["cost"], "cost_status": "ok",
         "finished": True, "failed": False, "error_kind": None,
+        "degraded": False, "degradation": {},
     }
     assert client.close() == 0
 
@@ -221,6 +222,38 @@ def test_a_failed_session_reports_its_error_kind_only(runs: Path) -> None:
     status = SessionTree(runs).session_status(_ids(runs)["a"])
     assert status["failed"] is True and status["error_kind"] == "ProviderError"
     assert "sk-live" not in json.dumps(status)
+
+
+def test_session_status_says_whether_the_session_degraded(
+    runs: Path, write: Callable[[str, str], Path], mas_ctl: Callable[..., Any], tmp_path: Path
+) -> None:
+    # A real degraded session: every offline reply is longer than max_reply_chars, so each
+    # of the two turns is capped (replies_capped) and mas-ctl run ends degraded (exit 3).
+    agent = write("capped.yaml", AGENT.replace("metadata: {name: runner}",
+                                               "metadata: {name: capped}") +
+                  "  budget: {max_reply_chars: 5}\n")
+    turns = tmp_path / "turns.jsonl"
+    assert mas_ctl("run", agent, "--input", turns, "--out", runs / "capped").code == 3
+    capped = load_state(runs / "capped" / STATE)
+    assert capped["degradation"]["counts"] == {"replies_capped": 2}
+    # A notice alone (a recovered window overflow) is counted but does not degrade; a
+    # reason quoting provider text never crosses the channel.
+    noticed = runs / "a" / STATE
+    save_state(noticed, {**load_state(noticed), "degradation": {
+        "counts": {"window_overflows_recovered": 1},
+        "reasons": {"window_overflows_recovered": "ProviderError: key sk-live-123 refused"}}})
+    ids = _ids(runs)
+    with StdioClient([MAS_CTL, "serve", "--stdio", "--runs", str(runs)]) as rpc:
+        degraded = rpc.call("session_status", session_id=ids["capped"])
+        notice = rpc.call("session_status", session_id=ids["a"])
+        clean = rpc.call("session_status", session_id=ids["b"])
+        assert rpc.close() == 0
+    assert (degraded["degraded"], degraded["degradation"]) == (True, {"replies_capped": 2})
+    assert degraded["failed"] is False and degraded["finished"] is True
+    assert (notice["degraded"], notice["degradation"]) == (
+        False, {"window_overflows_recovered": 1})
+    assert "sk-live" not in json.dumps(notice)
+    assert (clean["degraded"], clean["degradation"]) == (False, {})
 
 
 def test_serve_needs_an_existing_runs_folder(mas_ctl: Callable[..., Any], tmp_path: Path) -> None:

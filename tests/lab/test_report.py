@@ -84,7 +84,9 @@ def test_report_html_embeds_the_plots_the_table_and_the_claims(report_run: Path)
     html = (report_run / "report.html").read_text()
     assert html.count("<svg") == 6
     assert "FactRecall (final answer)" in html and "pair-safety violations" in html
-    assert "<th>better</th>" in html and "<td>lower</td>" in html
+    assert "<th>better</th><th>scored by</th>" in html and "<td>lower</td><td>lab</td>" in html
+    assert "<td>GoalSuccessRate</td><td>higher</td><td>native</td>" in html
+    assert "<td>FactRecall (final answer)</td><td>higher</td><td>computed</td>" in html
     assert "stack has a higher FactRecall than sliding_window: holds" in html
     assert "cost is 0 for every flavour" in html  # the offline model is free, and the page says so
     assert "the 2 paired differences" in html  # the differences behind each claim
@@ -94,6 +96,14 @@ def test_report_html_embeds_the_plots_the_table_and_the_claims(report_run: Path)
     table = (report_run / "results.txt").read_text()
     assert table.splitlines()[0].split() == ["metric", "(mean", "[95%", "interval])", "better",
                                              "summarising", "sliding_window", "stack"]
+    # A judge row names the backend that scored it (the suite pins native), and a note says
+    # what that means; the computed and usage rows have no backend to choose.
+    labels = [re.split(r"\s{2,}", line)[0] for line in table.splitlines()[2:]]
+    assert "GoalSuccessRate (native)" in labels and "FactRecall (final answer)" in labels
+    assert "Judge rows name who scored them: (native) mas-lab's rubrics (eval_mce" in table
+    backends = json.loads((report_run / "results.json").read_text())["backend"]
+    assert (backends["GoalSuccessRate"], backends["FactRecall"], backends["PromptTokens"]) == (
+        "native", "computed", "lab")
     for label in ("prompt tokens (agent turns)", "summarizer calls", "summarizer tokens", "LLM calls",
                   "cost USD", "cache-hit rate (prompt)", "compactions", "GoalSuccessRate"):
         assert label in table
@@ -109,6 +119,7 @@ def test_the_table_is_exported_as_csv_and_json(report_run: Path) -> None:
     assert len(rows) == len(from_csv) > 10
     first = rows[0]
     assert (first["metric"], first["better"], first["method"]) == ("FactRecall", "higher", "wilson")
+    assert first["scored_by"] == "computed"
     assert from_csv[0]["flavour"] == first["flavour"] and float(from_csv[0]["mean"]) == first["mean"]
     assert {r["flavour"] for r in rows} == {"summarising", "sliding_window", "stack"}
 
@@ -147,6 +158,11 @@ def test_table_cells() -> None:
     text = render_table({"flavours": ["x"], "metrics": {"x": {"FactRecall": {"mean": 1, "low": 1, "high": 1}}},
                          "sessions": {"x": {"total": 1, "failed": 0}}, "claims": [{"text": "a claim"}]})
     assert "FactRecall (final answer)     higher  1 [1, 1]" in text and text.endswith("* a claim")
+    rescored = render_table({"flavours": ["x"], "metrics": {"x": {"GoalSuccessRate": {"mean": 1}}},
+                             "backend": {"GoalSuccessRate": "mce+native"}})
+    assert re.search(r"^GoalSuccessRate \(mce\+native\) +higher +1$", rescored, re.M)  # both ways
+    assert ("(mce) MCE's own metric classes; (native) mas-lab's rubrics (eval_mce backend, "
+            "docs/eval.md).") in rescored
 
 
 @given(st.lists(st.text("abcdefgh_", min_size=1, max_size=30), min_size=1, max_size=7, unique=True),

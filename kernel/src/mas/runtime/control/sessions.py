@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mas.runtime.control._jsonrpc import Method, Param, RpcError
+from mas.runtime.degradation import KINDS, is_degraded
 from mas.runtime.errors import MasError
 from mas.runtime.paths import MAX_RUN_FILE_BYTES, UnreadableFileError, read_regular
 from mas.runtime.session import STATE, TRANSCRIPT, load_state
@@ -107,10 +108,17 @@ class SessionTree:
         )
 
     def session_status(self, session_id: str) -> dict[str, Any]:
-        """Where a session stands: turns, compactions, calls, cost, and whether it failed."""
+        """Where a session stands: turns, compactions, calls, cost, whether it degraded (the
+        count of each kind its degradation record holds) and whether it failed."""
         path, state = self._find(session_id)
         ledger = state.get("ledger") or {}
         error_kind = _error_kind(path.parent / TRANSCRIPT)
+        # Counts only: a kind's last reason may quote a provider's or a plugin's error text,
+        # which never crosses the control channel (as for error_kind).
+        saved = state.get("degradation")
+        recorded = (saved.get("counts") if isinstance(saved, dict) else None) or {}
+        counts = {str(kind): int(count) for kind, count in recorded.items()
+                  if kind in KINDS and isinstance(count, int) and count > 0}
         return {
             "session_id": session_id,
             "agent": state.get("agent"),
@@ -124,6 +132,8 @@ class SessionTree:
             "finished": (path.parent / TRANSCRIPT).is_file(),
             "failed": error_kind is not None,
             "error_kind": error_kind,
+            "degraded": is_degraded(counts),
+            "degradation": dict(sorted(counts.items())),
         }
 
     def inspect_context(self, session_id: str) -> dict[str, Any]:

@@ -21,10 +21,13 @@ from mas.library.eval.mce.config import EvalConfig
 from mas.library.eval.mce.judge_model import eval_steps, judge_scope, load_experiment
 from mas.library.eval.mce.jury import JudgeModel, Jury, Vote, aggregate
 from mas.library.eval.mce.runner import (
+    RUN_STATUSES,
     EvalReport,
     RunOutcome,
+    backend_line,
     configure_jury,
     evaluate_runs,
+    runs_summary,
     score_run,
 )
 from mas.library.eval.metrics.base import ComputedMetric, JudgeMetric, Metric, MetricResult
@@ -33,6 +36,7 @@ from mas.library.eval.output import MetricsFile, schema
 from mas.library.eval.run import RunFolderError, SessionRun, find_runs, load_run
 
 __all__ = [
+    "RUN_STATUSES",
     "ComputedMetric",
     "EvalConfig",
     "EvalReport",
@@ -47,6 +51,7 @@ __all__ = [
     "SessionRun",
     "Vote",
     "aggregate",
+    "backend_line",
     "bind_metrics",
     "catalog",
     "configure_jury",
@@ -56,6 +61,7 @@ __all__ = [
     "judge_scope",
     "load_experiment",
     "load_run",
+    "runs_summary",
     "schema",
     "score_run",
 ]

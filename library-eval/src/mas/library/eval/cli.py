@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from mas.library.eval.mce.config import EvalConfig
 from mas.library.eval.mce.judge_model import judge_scope, load_experiment
-from mas.library.eval.mce.runner import EvalReport, evaluate_runs
+from mas.library.eval.mce.runner import EvalReport, evaluate_runs, runs_summary
 from mas.library.eval.metrics.select import bind_metrics, catalog
 from mas.library.eval.output import MetricsFile
 from mas.library.eval.run import find_runs, load_run
@@ -62,9 +62,10 @@ def make_engine(runtime: Runtime, infra: Infra | None = None) -> ChatEngine:
 @click.option("--model", help="Judge model; wins over every field of the chain (source override).")
 @click.option("--panel", multiple=True, metavar="MODEL", help="Another judge model (repeatable).")
 @click.option("--samples", type=click.IntRange(min=1), help="Votes per judge model and metric.")
-@click.option("--backend", type=click.Choice(["native", "mce"]),
-              help="Who computes the stock judge ids: native rubrics (default) or MCE's own "
-                   "metric classes in the .venv-mce worker.")
+@click.option("--backend", type=click.Choice(["auto", "native", "mce"]),
+              help="Who computes the stock judge ids: MCE's own metric classes in the "
+                   ".venv-mce worker (mce), mas-lab's rubrics (native), or auto (default: "
+                   "$MAS_EVAL_BACKEND, else mce when .venv-mce is found, else native).")
 @click.option("--eval-config", "eval_config", type=click.Path(exists=True, path_type=Path),
               help="YAML file holding an eval_mce config block; flags override it.")
 @click.option("--experiment", type=click.Path(exists=True, path_type=Path),
@@ -238,10 +239,10 @@ def _print_report(report: EvalReport, as_json: bool) -> None:
             click.echo(f"failed   {outcome.path}: {outcome.error}", err=True)
             continue
         status = outcome.quality.get("status", "?")
-        what = f"{len(outcome.scored)} metric(s)" if outcome.status == "scored" else \
-            "already scored (--overwrite to re-score)"
+        what = {"scored": f"{len(outcome.scored)} metric(s)",
+                "unscored": f"{len(outcome.scored)} metric(s), none got a value",
+                "skipped": "already scored (--overwrite to re-score)"}[outcome.status]
         click.echo(f"{outcome.status:<8} {outcome.path}: {what}, run_quality={status}")
-        for error in outcome.quality.get("errors", []) if outcome.status == "scored" else []:
+        for error in outcome.quality.get("errors", []) if outcome.scored else []:
             click.echo(f"         unscored {error}")
-    click.echo(f"{meta['runs_scored']} scored, {meta['runs_skipped']} skipped, "
-               f"{meta['runs_failed']} failed")
+    click.echo(runs_summary(meta))

@@ -37,10 +37,12 @@ class EvalConfig(BaseModel):
         description="Clip longer tool results in the judged material (0: never).",
     )
     overwrite: bool = Field(default=False, description="Re-score ids already in metrics.json.")
-    backend: Literal["native", "mce"] = Field(
-        default="native",
-        description="Who computes the stock judge ids: native (mas-lab's rubrics) or mce "
-                    "(MCE's own metric classes and prompts, in the .venv-mce worker).",
+    backend: Literal["auto", "native", "mce"] = Field(
+        default="auto",
+        description="Who computes the stock judge ids: mce (MCE's own metric classes and "
+                    "prompts, in the .venv-mce worker), native (mas-lab's rubrics) or auto "
+                    "($MAS_EVAL_BACKEND when set, else mce when its venv is found, else "
+                    "native, saying why).",
     )
     mce_python: str | None = Field(
         default=None,

@@ -19,8 +19,9 @@ import logging
 import os
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from mas.library.eval.mce._parse import parse_verdict
 from mas.library.eval.mce._prompt import verify_evidence
@@ -36,6 +37,9 @@ log = logging.getLogger(__name__)
 WORKER = Path(__file__).with_name("mce_worker.py")
 PYTHON_ENV = "MAS_MCE_PYTHON"
 VENV = ".venv-mce"
+BACKEND_ENV = "MAS_EVAL_BACKEND"
+"""The backend where ``eval_mce.config.backend`` is ``auto`` (its default): native, mce or auto."""
+BACKENDS = ("auto", "native", "mce")
 SCORE_KEYS = ("metric_score", "score")
 REASONING_KEYS = ("score_reasoning", "reasoning")
 _SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
@@ -56,6 +60,22 @@ def find_python(configured: str | None = None, *, start: Path | None = None) -> 
 
     :raises MceBackendError: none of them exists.
     """
+    found = locate_python(configured, start=start)
+    if found is None:
+        here = (start or Path.cwd()).resolve()
+        raise MceBackendError(f"backend mce: no {VENV}/bin/python in {here} or its parents; "
+                              f"run `make mce-venv` there, or set {PYTHON_ENV} to the Python "
+                              "of a venv holding metrics-computation-engine and "
+                              "mce-metrics-plugin")
+    return found
+
+
+def locate_python(configured: str | None = None, *, start: Path | None = None) -> Path | None:
+    """Like :func:`find_python`, but ``None`` when no venv is found by searching.
+
+    :raises MceBackendError: ``configured`` or ``$MAS_MCE_PYTHON`` names no file (a path the
+        user gave is never passed over silently).
+    """
     explicit = configured or os.environ.get(PYTHON_ENV)
     if explicit:
         path = Path(explicit)
@@ -68,9 +88,50 @@ def find_python(configured: str | None = None, *, start: Path | None = None) -> 
         candidate = folder / VENV / "bin" / "python"
         if candidate.is_file():
             return candidate
-    raise MceBackendError(f"backend mce: no {VENV}/bin/python in {here} or its parents; run "
-                          f"`make mce-venv` there, or set {PYTHON_ENV} to the Python of a venv "
-                          "holding metrics-computation-engine and mce-metrics-plugin")
+    return None
+
+
+@dataclass(frozen=True)
+class BackendChoice:
+    """Who computes the stock judge ids in one scoring pass, and why.
+
+    :ivar name: ``mce`` (MCE's own metric classes) or ``native`` (mas-lab's rubrics).
+    :ivar reason: what decided it, in a few words (printed and stored as ``backend_reason``).
+    :ivar python: the MCE venv's Python, for ``mce``.
+    :ivar auto: nobody named a backend: ``mce`` because its venv was found, or ``native``
+        because it was not (a fallback, which is said, never silent).
+    """
+
+    name: Literal["native", "mce"]
+    reason: str
+    python: Path | None = None
+    auto: bool = False
+
+
+def choose_backend(configured: str, mce_python: str | None = None, *,
+                   start: Path | None = None) -> BackendChoice:
+    """Resolve ``backend``: a named one wins (``configured``, else ``$MAS_EVAL_BACKEND``);
+    ``auto`` is MCE's own implementation when its venv is found (:func:`locate_python`),
+    else native.
+
+    :raises MceBackendError: ``mce`` named with no venv to be found, a bad
+        ``$MAS_EVAL_BACKEND``, or a configured Python that does not exist.
+    """
+    asked, source = configured, f"backend: {configured}"
+    if asked == "auto" and (variable := os.environ.get(BACKEND_ENV, "").strip()):
+        if variable not in BACKENDS:
+            raise MceBackendError(f"{BACKEND_ENV}: must be one of {', '.join(BACKENDS)} "
+                                  f"(got {variable!r})")
+        asked, source = variable, f"{BACKEND_ENV}={variable}"
+    if asked == "native":
+        return BackendChoice("native", source)
+    if asked == "mce":
+        return BackendChoice("mce", source, find_python(mce_python, start=start))
+    python = locate_python(mce_python, start=start)
+    if python is None:
+        return BackendChoice("native", f"no {VENV} here or above, nor ${PYTHON_ENV}",
+                             auto=True)
+    return BackendChoice("mce", f"auto: {python}", python, auto=True)
 
 
 def _clean_env() -> dict[str, str]:

@@ -19,10 +19,16 @@ from collections.abc import Iterable
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from mas.library.eval.mce._prompt import render_material
 from mas.library.eval.mce.config import EvalConfig
+from mas.library.eval.mce.isolated import (
+    BackendChoice,
+    MceBackendError,
+    MceWorker,
+    choose_backend,
+)
 from mas.library.eval.mce.jury import JudgeModel, Jury, aggregate
 from mas.library.eval.metrics.base import JudgeMetric, Metric, MetricResult, direction_of
 from mas.library.eval.metrics.judge import STOCK_JUDGES
@@ -33,9 +39,6 @@ from mas.runtime.errors import MasError
 from mas.runtime.protocols import ChatEngine
 from mas.runtime.runtime import Runtime
 from mas.runtime.spec.model_ref import JudgeScope, resolve_model
-
-if TYPE_CHECKING:
-    from mas.library.eval.mce.isolated import MceWorker
 
 log = logging.getLogger(__name__)
 
@@ -82,17 +85,23 @@ def jury_metadata(jury: Jury) -> dict[str, Any]:
     }
 
 
+RUN_STATUSES = ("scored", "unscored", "skipped", "failed")
+"""What a scoring pass did to a run folder (:attr:`RunOutcome.status`), in report order."""
+
+
 @dataclass
 class RunOutcome:
     """What scoring did to one run folder.
 
-    :ivar status: ``scored``, ``skipped`` (already scored) or ``failed`` (unreadable).
-    :ivar scored: ids (re)written by this pass.
+    :ivar status: ``scored`` (this pass wrote ids, some with a value), ``unscored`` (it
+        wrote ids and none got a value: every judge vote failed), ``skipped`` (already
+        scored) or ``failed`` (unreadable).
+    :ivar scored: ids (re)written by this pass, with or without a value.
     :ivar quality: the file's ``run_quality`` after this pass.
     """
 
     path: Path
-    status: Literal["scored", "skipped", "failed"]
+    status: Literal["scored", "unscored", "skipped", "failed"]
     scored: list[str] = field(default_factory=list)
     quality: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
@@ -137,23 +146,63 @@ def evaluate_runs(
             jury_error = f"no jury: {exc}"
             log.error("%s", jury_error)
             metadata["judge_error"] = jury_error
-    metadata["backend"] = config.backend
     with ExitStack() as stack:
         mce = None
-        if config.backend == "mce" and jury is not None and any(m.id in MCE_IDS for m in metrics):
-            from mas.library.eval.mce.isolated import MceWorker, find_python
-
-            mce = stack.enter_context(MceWorker(find_python(config.mce_python)))
+        choice = BackendChoice("native", "no stock MCE id to score")
+        if jury is not None and any(m.id in MCE_IDS for m in metrics):
+            choice = choose_backend(config.backend, config.mce_python)
+            mce, choice = _start_worker(choice, stack)
+        if mce is not None:
             metadata.update(mce_version=mce.mce_version, mce_versions=mce.versions)
             log.info("MCE backend: worker %s, metrics-computation-engine %s", mce.python,
                      mce.mce_version)
+        elif choice.auto:
+            # Nobody asked for native: the stock ids are not MCE's own here, and the user
+            # must know it (once per scoring pass, visible without -v).
+            log.warning("the stock MCE ids are scored by mas-lab's rubrics (native),\n  not by "
+                        "MCE's own classes: %s (make mce-venv)", choice.reason)
+        metadata.update(backend=choice.name, backend_reason=choice.reason)
         outcomes = [_score_path(Path(path), metrics, jury, jury_error, config.overwrite, mce,
-                                backend=config.backend)
+                                backend=choice.name)
                     for path in run_dirs]
     metadata["metrics"] = [metric.id for metric in metrics]
-    for status in ("scored", "skipped", "failed"):
+    for status in RUN_STATUSES:
         metadata[f"runs_{status}"] = sum(1 for o in outcomes if o.status == status)
     return EvalReport(metadata=metadata, runs=outcomes)
+
+
+def backend_line(metadata: dict[str, Any]) -> str:
+    """Who scored the stock ids of a pass, from its metadata: ``MCE 1.2.9`` (MCE's own
+    metric classes, with the version) or ``native rubrics`` (mas-lab's)."""
+    if metadata.get("mce_version"):
+        return f"MCE {metadata['mce_version']}"
+    return "native rubrics"
+
+
+def runs_summary(metadata: dict[str, Any]) -> str:
+    """``15 scored, 1 unscored, 2 skipped``: the run counts of a pass (a zero is left out,
+    but for ``scored``)."""
+    return ", ".join(f"{metadata.get(f'runs_{status}', 0)} {status}" for status in RUN_STATUSES
+                     if status == "scored" or metadata.get(f"runs_{status}"))
+
+
+def _start_worker(choice: BackendChoice,
+                  stack: ExitStack) -> tuple[MceWorker | None, BackendChoice]:
+    """The MCE worker of ``choice`` (entered on ``stack``; ``None`` for native) and the
+    backend that scores: an automatic ``mce`` whose worker does not start (a half-built
+    venv) becomes native, with the reason.
+
+    :raises MceBackendError: the worker of a backend named ``mce`` does not start.
+    """
+    if choice.python is None:
+        return None, choice
+    try:
+        return stack.enter_context(MceWorker(choice.python)), choice
+    except MceBackendError as exc:
+        if not choice.auto:
+            raise
+        return None, BackendChoice("native", f"its worker ({choice.python}) did not start: "
+                                   f"{exc}", auto=True)
 
 
 def _score_path(
@@ -181,7 +230,10 @@ def _score_path(
     if jury is not None and any(isinstance(m, JudgeMetric) for m in todo):
         record.judge = jury_metadata(jury)
     record.write(path)
-    return RunOutcome(path, "scored", [m.id for m in todo], record.run_quality())
+    written = {record.metrics[m.id]["status"] for m in todo}
+    status: Literal["scored", "unscored"] = \
+        "unscored" if "unscored" in written and "scored" not in written else "scored"
+    return RunOutcome(path, status, [m.id for m in todo], record.run_quality())
 
 
 def _filed_by_other_backend(record: dict[str, Any], metric: Metric, backend: str) -> bool:

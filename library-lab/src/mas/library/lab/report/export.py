@@ -1,8 +1,9 @@
 """The results table as data: ``results_table.csv`` and ``results_table.json``.
 
-One row per (result id, flavour): the label the table prints, which way is better, the
-mean, the 95% interval and how it was computed, and the number of sessions — the table a
-person reads, in a form a spreadsheet or a notebook loads without parsing ``results.txt``.
+One row per (result id, flavour): the label the table prints, which way is better, who
+scored it (``scored_by``: ``mce``, ``native``, ``computed`` or ``lab``), the mean, the 95%
+interval and how it was computed, and the number of sessions — the table a person reads,
+in a form a spreadsheet or a notebook loads without parsing ``results.txt``.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ import csv
 import io
 from typing import Any
 
-from mas.library.lab.report.table import better, row_label, row_order
+from mas.library.lab.report.table import better, row_label, row_order, scored_by
 
-COLUMNS = ("metric", "label", "better", "flavour", "mean", "low", "high", "n", "method")
+COLUMNS = ("metric", "label", "better", "scored_by", "flavour", "mean", "low", "high", "n",
+           "method")
 
 
 def table_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -25,7 +27,8 @@ def table_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
             if not entry:
                 continue
             rows.append({"metric": metric, "label": row_label(metric),
-                         "better": better(metric, results), "flavour": flavour,
+                         "better": better(metric, results),
+                         "scored_by": scored_by(metric, results), "flavour": flavour,
                          "mean": entry["mean"],
                          "low": entry.get("low"), "high": entry.get("high"),
                          "n": entry.get("n"), "method": entry.get("method", "none")})

@@ -1,10 +1,10 @@
 """``report.html``: the result, the table, the claims, the plots and the detail behind them.
 
 One self-contained file (plots inlined as SVG, no script, no network): the result first
-(a sentence per metric and the Pareto plot), the table with which way is better per row,
-the claims with their differences, what each flavour changes and the plugins it ran on,
-the per-session plots, links to every session folder (and its timeline), and the CSV /
-JSON exports of the table.
+(a sentence per metric and the Pareto plot), the table with which way is better and who
+scored it per row, the claims with their differences, what each flavour changes and the
+plugins it ran on, the per-session plots, links to every session folder (and its
+timeline), and the CSV / JSON exports of the table.
 """
 
 from __future__ import annotations
@@ -12,7 +12,14 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from mas.library.lab.report.table import better, cell, methods_note, row_label, row_order
+from mas.library.lab.report.table import (
+    better,
+    cell,
+    methods_note,
+    row_label,
+    row_order,
+    scored_by,
+)
 from mas.library.lab.steps.degraded import degraded_rows
 
 _STYLE = """
@@ -53,14 +60,15 @@ def render_html(info: dict[str, Any], results: dict[str, Any], plots: dict[str, 
                         for f in flavours)
         label = cost_label if metric == "Cost" else row_label(metric)
         way = escape(better(metric, results))
-        rows.append(f"<tr><td>{escape(label)}</td><td>{way}</td>{cells}</tr>")
+        by = escape(scored_by(metric, results))
+        rows.append(f"<tr><td>{escape(label)}</td><td>{way}</td><td>{by}</td>{cells}</tr>")
     sessions = results.get("sessions", {})
     counts = "".join(f'<td class="n">{sessions.get(f, {}).get("total", 0)} '
                      f'({sessions.get(f, {}).get("failed", 0)})</td>' for f in flavours)
-    rows.append(f"<tr><td>sessions (failed)</td><td></td>{counts}</tr>")
+    rows.append(f"<tr><td>sessions (failed)</td><td></td><td></td>{counts}</tr>")
     for label, values in degraded_rows(results):
         cells = "".join(f'<td class="n">{escape(v)}</td>' for v in values)
-        rows.append(f'<tr class="degraded"><td>{escape(label)}</td><td></td>{cells}</tr>')
+        rows.append(f'<tr class="degraded"><td>{escape(label)}</td><td></td><td></td>{cells}</tr>')
     headline = [name for name in plots if name.startswith("score_vs_cost")]
     shown = {"pareto.svg", *headline}
     others = "".join(_figure(name, svg) for name, svg in plots.items() if name not in shown)
@@ -75,7 +83,8 @@ def render_html(info: dict[str, Any], results: dict[str, Any], plots: dict[str, 
         f"<p class='note'>run created {escape(str(info.get('created', '?')))}; "
         f"flavours: {escape(', '.join(flavours))}; values are per-session means. "
         f"{escape(methods_note(results))}</p>{result}"
-        f"<h2>Table</h2><table id='results'><tr><th>metric</th><th>better</th>{head}</tr>"
+        "<h2>Table</h2><table id='results'><tr><th>metric</th><th>better</th>"
+        f"<th>scored by</th>{head}</tr>"
         f"{''.join(rows)}"
         "</table>"
         + (f"<p class='note'>The table as data: {links}.</p>" if links else "")

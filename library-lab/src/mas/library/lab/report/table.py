@@ -1,4 +1,5 @@
-"""The terminal table: one row per result id, one column per flavour, ``mean [95% interval]``."""
+"""The terminal table: one row per result id (a judge metric's names the backend that
+scored it), one column per flavour, ``mean [95% interval]``."""
 
 from __future__ import annotations
 
@@ -38,6 +39,29 @@ def better(metric: str, results: dict[str, Any]) -> str:
     metric itself declares it (``results.json``'s ``better``)."""
     way = directions(results).get(metric, "higher")
     return "-" if way == "neither" else way
+
+
+JUDGES = ("mce", "native")
+"""Who scores a judge metric: MCE's own metric classes, or mas-lab's rubrics."""
+
+
+def scored_by(metric: str, results: dict[str, Any]) -> str:
+    """Who computed ``metric``: a judge metric's backend (:data:`JUDGES`), ``computed`` (a
+    computed metric), ``lab`` (the lab's usage columns), joined by ``+`` when sessions
+    differ; ``-`` for a ``results.json`` written before this was recorded. A per-category
+    row is its metric's."""
+    stored = results.get("backend") or {}
+    return str(stored.get(metric) or stored.get(metric.partition("[")[0]) or "-")
+
+
+def judged_label(metric: str, results: dict[str, Any]) -> str:
+    """The row label, with the backend that scored it after a judge metric's:
+    ``GoalSuccessRate (mce)``. The terminal has no room for a column of its own (two
+    flavour columns fit in 100), and only the judge rows have a backend to choose."""
+    by = scored_by(metric, results)
+    if any(judge in by.split("+") for judge in JUDGES):
+        return f"{row_label(metric)} ({by})"
+    return row_label(metric)
 
 
 def row_order(results: dict[str, Any]) -> list[str]:
@@ -95,6 +119,13 @@ def methods_note(results: dict[str, Any]) -> str:
     return text + "."
 
 
+def backend_note(judged: list[str]) -> str:
+    """What the ``(mce)`` / ``(native)`` after a judge row's label mean, for those present."""
+    meaning = {"mce": "MCE's own metric classes", "native": "mas-lab's rubrics"}
+    return "Judge rows name who scored them: " + "; ".join(
+        f"({name}) {meaning[name]}" for name in judged) + " (eval_mce backend, docs/eval.md)."
+
+
 def render_table(results: dict[str, Any], width: int | None = None) -> str:
     """The whole table, with session counts and the checked claims underneath.
 
@@ -105,7 +136,7 @@ def render_table(results: dict[str, Any], width: int | None = None) -> str:
     flavours = results["flavours"]
     rows = [["metric (mean [95% interval])", "better", *flavours]]
     for metric in row_order(results):
-        rows.append([row_label(metric), better(metric, results),
+        rows.append([judged_label(metric, results), better(metric, results),
                      *[cell(results["metrics"][f].get(metric)) for f in flavours]])
     sessions = results.get("sessions", {})
     rows.append(["sessions (failed)", "",
@@ -124,7 +155,10 @@ def render_table(results: dict[str, Any], width: int | None = None) -> str:
             if number == 0:
                 lines.append("  ".join("-" * widths[i] for i in columns))
     claims = results.get("claims") or []
-    notes = [methods_note(results), *(f"* {claim['text']}" for claim in claims)]
+    judged = sorted({b for m in row_order(results) for b in scored_by(m, results).split("+")
+                     if b in JUDGES})
+    notes = [methods_note(results), *([backend_note(judged)] if judged else []),
+             *(f"* {claim['text']}" for claim in claims)]
     if width is not None:
         notes = [fold(note, width) for note in notes]
     return "\n".join([*lines, *notes])

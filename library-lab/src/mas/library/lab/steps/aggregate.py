@@ -125,18 +125,30 @@ def declared_directions(metrics: dict[str, Any] | None) -> dict[str, str]:
             if isinstance(entry, dict) and entry.get("better")}
 
 
-def session_values(record: dict[str, Any], metrics: dict[str, Any] | None) -> dict[str, float]:
-    """Every numeric result of one session: metrics.json values, then usage columns."""
-    values: dict[str, float] = {}
+LAB, COMPUTED = "lab", "computed"
+"""Who computed a result that no judge scored: the lab itself (the usage columns, from the
+trajectories), or a computed metric of metrics.json (mas-lab's code, on the record)."""
+
+
+def session_values(record: dict[str, Any],
+                   metrics: dict[str, Any] | None) -> dict[str, tuple[float, str]]:
+    """Every numeric result of one session and who computed it: metrics.json values (a
+    judge metric's backend, ``detail.backend``: ``mce`` or ``native``; else
+    :data:`COMPUTED`), then the usage columns (:data:`LAB`), which win over a metrics.json
+    id of the same name."""
+    values: dict[str, tuple[float, str]] = {}
     for metric_id, entry in ((metrics or {}).get("metrics") or {}).items():
         value = entry.get("value") if isinstance(entry, dict) else None
         if isinstance(value, (int, float)):
-            values[metric_id] = float(value)
+            detail = entry.get("detail") if isinstance(entry.get("detail"), dict) else {}
+            source = str(detail.get("backend") or "native") if entry.get("kind") == "judge" \
+                else COMPUTED
+            values[metric_id] = (float(value), source)
     derived = {**record, "cache_rate": _cache_rate(record)}
     for result_id, field in USAGE:
         value = derived.get(field)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            values[result_id] = float(value)
+            values[result_id] = (float(value), LAB)
     return values
 
 
@@ -177,6 +189,7 @@ def aggregate(ctx: StepContext, claims: list[Claim], *, seed: int = 0,
     degradation = FlavourDegradation(flavours)
     counts: dict[str, dict[str, list[int]]] = {f: {} for f in flavours}
     better = dict(USAGE_BETTER)
+    sources: dict[str, set[str]] = {}
     for record in records:
         flavour = record["flavour"]
         sessions[flavour]["total"] += 1
@@ -191,8 +204,9 @@ def aggregate(ctx: StepContext, claims: list[Claim], *, seed: int = 0,
         if degradation.add(flavour, session_counts(record, metrics)):
             sessions[flavour]["degraded"] += 1
         cell = f"{record.get('item')}#{record.get('run_index', 0)}"
-        for metric_id, value in session_values(record, metrics).items():
+        for metric_id, (value, source) in session_values(record, metrics).items():
             samples[flavour].setdefault(metric_id, {})[cell] = value
+            sources.setdefault(metric_id, set()).add(source)
         for result_id, (successes, trials) in pooled_counts(metrics).items():
             total = counts[flavour].setdefault(result_id, [0, 0])
             total[0] += successes
@@ -216,6 +230,7 @@ def aggregate(ctx: StepContext, claims: list[Claim], *, seed: int = 0,
     return {
         "flavours": flavours,
         "better": ways,
+        "backend": {m: "+".join(sorted(sources[m])) for m in sorted(present) if m in sources},
         "sessions": sessions,
         "degradation": degraded,
         "metrics": {f: {m: e.to_json() for m, e in sorted(results[f].items())} for f in flavours},

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from mas.library.eval import EvalConfig, evaluate_runs, judge_scope
+from mas.library.eval import EvalConfig, backend_line, evaluate_runs, judge_scope, runs_summary
 from mas.library.lab.rundir import write_json
 from mas.library.lab.steps import StepContext
 from mas.runtime.protocols import StepResult
@@ -56,10 +56,9 @@ class EvalMce:
             "runs": [{"path": ctx.run.relative(o.path), "status": o.status, "scored": o.scored,
                       "quality": o.quality, "error": o.error} for o in report.runs],
         })
-        summary = ", ".join(f"{metadata.get(f'runs_{s}', 0)} {s}"
-                            for s in ("scored", "skipped", "failed"))
         return StepResult([output], metadata, f"judge {metadata.get('judge_model')} "
-                          f"({metadata.get('judge_model_source')}); {summary}")
+                          f"({metadata.get('judge_model_source')}), {backend_line(metadata)}; "
+                          f"{runs_summary(metadata)}")
 
     def _engine(self, ctx: StepContext) -> Any:
         """The engine judge calls go through: the applications' infra (endpoint, key,
