@@ -303,7 +303,7 @@ def test_without_the_venv_the_default_falls_back_to_native_and_says_so_once(
         "native", "no .venv-mce here or above, nor $MAS_MCE_PYTHON")
     assert "mce_version" not in meta
     assert _fallback_lines(caplog) == [
-        "the stock MCE ids are scored by mas-lab's rubrics (native),\n  not by MCE's own "
+        "the stock MCE ids are scored by mas-lab's rubrics (native), not by MCE's own "
         "classes: no .venv-mce here or above, nor $MAS_MCE_PYTHON (make mce-venv)"]
     for folder in folders:
         assert kit.read_metrics(folder)["metrics"]["GoalSuccessRate"]["detail"]["backend"] == \

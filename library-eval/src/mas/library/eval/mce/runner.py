@@ -159,7 +159,7 @@ def evaluate_runs(
         elif choice.auto:
             # Nobody asked for native: the stock ids are not MCE's own here, and the user
             # must know it (once per scoring pass, visible without -v).
-            log.warning("the stock MCE ids are scored by mas-lab's rubrics (native),\n  not by "
+            log.warning("the stock MCE ids are scored by mas-lab's rubrics (native), not by "
                         "MCE's own classes: %s (make mce-venv)", choice.reason)
         metadata.update(backend=choice.name, backend_reason=choice.reason)
         outcomes = [_score_path(Path(path), metrics, jury, jury_error, config.overwrite, mce,
