@@ -23,11 +23,13 @@ import logging
 import math
 from dataclasses import replace
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from pydantic import ConfigDict, Field
 
 from mas.runtime.context import ContextBudget, History
 from mas.runtime.protocols import BindContext, ManagedHistory, SummaryEngine
+from mas.runtime.runtime import Runtime
 from mas.runtime.spec.binding import Binding, bind
 
 from ._base import summary_row
@@ -47,6 +49,11 @@ COVER_PER_TOKEN = 50
 
 SUMMARIZER_WINDOW_SHARE = 0.125
 """The summary's room grows to no more than this share of the summarizer's window."""
+
+_TAIL_WARNED: WeakKeyDictionary[Runtime, set[tuple[str, int]]] = WeakKeyDictionary()
+"""The (agent, keep_turns) pairs already warned about, per runtime: a lab binds a fresh
+manager for each of its sessions, and one line per session would bury the others."""
+
 
 class SummarisingParams(RecallFields):
     """Params of ``summarising`` (defaults from spec 000's table)."""
@@ -130,7 +137,6 @@ class SummarisingContextManager(BoundaryFolding):
         )
         self.pruner = ToolResultPruner(params.pruning)
         self._warned_baseline = False
-        self._warned_tail = False
 
     @property
     def tail(self) -> dict[str, int] | None:
@@ -156,14 +162,19 @@ class SummarisingContextManager(BoundaryFolding):
             self._warn_tail(0, bound, budget, room)
 
     def _warn_tail(self, kept: int, bound: int, budget: ContextBudget, room: int) -> None:
-        """One warning per manager: ``keep_turns`` asked, ``kept`` turns, and why.
+        """``keep_turns`` asked, ``kept`` turns, and why: once per runtime and agent.
 
         Only for a ``keep_turns`` the manifest sets: the default is an upper bound the
-        token bound is meant to tighten (docs/context.md, "The verbatim tail").
+        token bound is meant to tighten (docs/context.md, "When the token bound overrides
+        keep_turns").
         """
-        if self._warned_tail or "keep_turns" not in self.params.model_fields_set:
+        if "keep_turns" not in self.params.model_fields_set:
             return
-        self._warned_tail = True
+        warned = _TAIL_WARNED.setdefault(self.runtime, set())
+        key = (self.agent_name, self.params.keep_turns)
+        if key in warned:
+            return
+        warned.add(key)
         sized = (
             f"tail_tokens {self.params.tail_tokens}"
             if self.params.tail_tokens is not None
