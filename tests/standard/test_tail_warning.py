@@ -98,3 +98,18 @@ def test_a_fold_keeping_fewer_turns_than_asked_warns_once_when_keep_turns_is_set
     [line] = warned
     assert line.startswith(f"summarising: keep_turns 10 asked, {tail['turns']} turn(s) kept "
                            f"verbatim: the tail's token bound is {tail['token_bound']} tokens")
+
+
+def test_a_lab_binding_a_manager_per_session_warns_once(
+    binder: Callable[..., Any], caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A lab binds a fresh manager for each session on one runtime: one line, not fifteen."""
+    raw = {"type": "summarising", "params": {"keep_turns": 2, "summarizer": "drop"}}
+    first, rec = binder(raw)
+    budget = ContextBudget.compute(window=600, reserve=128, settings=first.budget_settings)
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        for _ in range(3):
+            cm, _ = binder(raw, rec)
+            cm.check_budget(budget)
+        binder(raw)[0].check_budget(budget)  # another runtime: another run, said again
+    assert len(tail_warnings(caplog)) == 2
