@@ -298,9 +298,9 @@ def cost(sess: Session) -> Figure:
         "fake summarizer writes only the planted FACT- codes, so what is kept is the "
         "check's own appended section.",
         "Requests over budget, broken pairs and lossy requests count requests, not turns. "
-        "sliding_window and stack with their defaults bound history by turns or not at all "
-        "and leave the token budget to the final trim: their lossy requests are that trim "
-        "doing its job; summarising folds instead, so a cut there is an anomaly.",
+        "Every strategy holds the token budget itself with its defaults (sliding_window and "
+        "stack: max_tokens: limit, issue 25), dropping or folding what does not fit, so a "
+        "lossy request is an anomaly for each of them; the final trim is the backstop.",
         *(f"{label}: {binding}" for label, binding in STRATEGIES.items()),
         "Peers: " + "; ".join(f"{p.name}: {p.config}" for p in found) if found else
         "Peers: none installed (make bench's .venv-bench has them).",

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mas.runtime.context import ContextPart, History, pair_problems, prepare_request
@@ -147,6 +147,65 @@ def test_a_working_summarising_never_cuts(s: dict[str, Any]) -> None:
         assert not pair_problems(request.messages)
         if request.budget.history_hard_limit >= MIN_HISTORY_ROOM:
             assert request.accounting.cut.messages == 0, request.event_data()["accounting"]
+
+
+@settings(max_examples=max(50, settings().max_examples // 5))  # whole sessions: slow
+@given(sessions(), st.sampled_from([{"type": "sliding_window"}, {"type": "stack"}]))
+def test_sliding_window_and_stack_defaults_never_cut(s: dict[str, Any], cm: dict[str, Any]) -> None:
+    """Issue 25 item 5: with their defaults the two model-free strategies hold the budget
+    themselves (``max_tokens: limit``): what does not fit is dropped, counted, never left
+    for the final trim to cut."""
+    manager, _ = bound(cm)
+    for request in drive(manager, s["turns"], s["window"], EngineDouble(), None):
+        assert not pair_problems(request.messages)
+        assert request.accounting.cut.messages == 0, request.event_data()["accounting"]
+
+
+def benchmark_requests(
+    raw: dict[str, Any], turns: int, window: int, *, margin: float | None = None,
+) -> list[Any]:
+    """Every request of the seeded benchmark session (``turns`` user turns, 4 % of tool
+    results 20–60k characters) through ``prepare_request`` at ``window``."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks.counting import COUNTER, FakeSummarizer
+        from benchmarks.synthetic import make_session
+        from benchmarks.synthetic import requests_of as bench_requests
+    finally:
+        sys.path.remove(str(ROOT))
+    if margin is not None:
+        trimmer = {"safety_margin_ratio": margin, "reserve_tokens": 0}
+        raw = {**raw, "params": {**raw.get("params", {}), "trimmer": trimmer}}
+    rec = Recorder()
+    cm = bind("context_manager", Binding.model_validate(raw), make_ctx(rec.runtime))
+    session = make_session(turns)
+    history = History(estimator=COUNTER)
+    parts = [ContextPart("agent", "role", session.system, placement="system", pinned=True)]
+    requests = []
+    for turn in session.turns:
+        for user, working in bench_requests(turn):
+            requests.append(prepare_request(
+                cm=cm, history=history, parts=parts, current_input=user,
+                working_memory=working, window=window, reserve=0,
+                engine=FakeSummarizer(),  # type: ignore[arg-type]
+                runtime=rec.runtime,
+            ))
+        history.extend(turn.messages)
+        cm.commit(history)
+    return requests
+
+
+def test_long_conversations_at_7k_lose_nothing_to_the_trim_with_the_defaults() -> None:
+    """Issue 25 item 5: a 150-turn session at a 7,000-token window. Before, ``stack`` with
+    its defaults was cut on most requests and ``sliding_window`` (``keep_turns: 10``) lost
+    messages to the trim; now the accounting says the trim cut nothing, and both dropped
+    what did not fit on purpose."""
+    for raw in ({"type": "sliding_window"}, {"type": "stack"}):
+        requests = benchmark_requests(raw, 150, 7_000)
+        assert len(requests) > 200
+        assert sum(r.accounting.cut.messages for r in requests) == 0, raw
+        assert requests[-1].accounting.dropped.messages > 0, raw
+        assert all(r.estimate <= r.budget.hard_budget for r in requests), raw
 
 
 def test_the_benchmark_session_loses_nothing_with_the_defaults() -> None:

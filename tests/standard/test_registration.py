@@ -111,9 +111,12 @@ def test_summarizer_slot_wins_over_the_turn_model(binder) -> None:
 def test_other_strategies_bind_with_their_defaults(binder) -> None:
     sliding, _ = binder("sliding_window")
     assert isinstance(sliding, SlidingWindowContextManager)
-    assert sliding.params.keep_turns == 10 and sliding.params.max_tokens is None
+    # Spec 000's keep_turns 10, with the token bound on top (issue 25: the defaults hold
+    # the budget themselves).
+    assert sliding.params.keep_turns == 10 and sliding.params.max_tokens == "limit"
     stack, _ = binder("stack")
     assert isinstance(stack, StackContextManager) and stack.params.max_messages is None
+    assert stack.params.max_tokens == "limit"
 
 
 @pytest.mark.parametrize(

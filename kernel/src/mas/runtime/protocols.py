@@ -350,6 +350,11 @@ class ContextManager(Protocol):
 
     Built by ``factory(params, ctx)``. ``budget_settings`` carries the manager's trimmer
     and trigger params into :meth:`~mas.runtime.context.budget.ContextBudget.compute`.
+
+    Optional members, read with ``getattr``: ``check_budget(budget)`` is called once the
+    agent's budget is resolved (compile, validate, every new session) to warn about
+    settings that budget overrides; ``tail`` (a dict of ints, or ``None``) is the
+    verbatim tail the latest compaction kept, shown by ``inspect``.
     """
 
     budget_settings: BudgetSettings

@@ -50,6 +50,15 @@ def usage_lines(view: dict[str, Any]) -> list[str]:
         f"history      {view['history_messages']} messages, ~{view['history_tokens']} tokens, "
         f"after {view['turns']} turn(s)",
         f"compactions  {view['compactions']}",
+    ]
+    tail = view.get("tail")
+    if tail:
+        lines.append(
+            f"  verbatim   {tail['turns']} turn(s) kept of keep_turns {tail['keep_turns']} "
+            f"({tail['messages']} messages, ~{tail['tokens']} tokens; token bound "
+            f"{tail['token_bound']})"
+        )
+    lines += [
         f"model calls  {view['llm_calls']}: {view['prompt_tokens_total']} prompt, "
         f"{view['completion_tokens_total']} completion, {view['cached_tokens_total']} "
         "cached tokens",

@@ -24,6 +24,9 @@ class ContextUsageView:
     much of what left the request is kept for recall (``None`` without an archive; its
     ``cut`` counts what the final trim removed), and ``recall`` totals the session's
     ``recall_context`` calls (:class:`~mas.runtime.session.recall.RecallCounts`).
+    ``tail`` is the verbatim tail the latest compaction kept (``keep_turns`` asked,
+    ``turns``, ``messages`` and ``tokens`` kept, the ``token_bound`` that sized it), for a
+    manager that keeps one (``summarising``); ``None`` otherwise or before a compaction.
 
     ``declared_window`` is the window the manifest, Infra or catalog declares, in the
     provider's tokens; ``window`` is the same room in the estimator's tokens once the
@@ -70,6 +73,7 @@ class ContextUsageView:
     recall: dict[str, int] = field(default_factory=dict)
     declared_window: int | None = None
     declared_window_source: str | None = None
+    tail: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data."""
@@ -136,7 +140,16 @@ def usage_view(session: AgentSession) -> ContextUsageView:
         recall=session.memory.to_state(),
         declared_window=session.settings.window,
         declared_window_source=session.settings.window_source,
+        tail=_tail(session.cm),
     )
+
+
+def _tail(cm: object) -> dict[str, int] | None:
+    # Only managers that keep a verbatim tail say what it is (summarising); numbers only.
+    tail = getattr(cm, "tail", None)
+    if not isinstance(tail, dict):
+        return None
+    return {str(k): v for k, v in tail.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
 def _error_kind(reason: str) -> str:

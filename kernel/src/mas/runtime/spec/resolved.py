@@ -69,6 +69,11 @@ def resolve_budget(agent: CompiledAgent, manifests: ManifestSet) -> ResolvedBudg
     problems = budget_problems(agent, resolved)
     if problems:
         raise ManifestError(problems)
+    # A manager may say at bind what this budget does to its own settings (summarising:
+    # a keep_turns its tail's token bound overrides); it logs that itself, once.
+    check = getattr(agent.context_manager, "check_budget", None)
+    if callable(check):
+        check(resolved.budget)
     return resolved
 
 

@@ -118,6 +118,9 @@ class FoldState:
         for pruning (each is examined once).
     :ivar prune_candidates: absolute numbers of the tool results over the pruning floor
         that a later phase may still shrink.
+    :ivar tail: the verbatim tail the latest fold kept, for a manager that keeps one
+        (``keep_turns`` asked, ``turns``, ``messages``, ``tokens``, ``token_bound``);
+        empty before the first.
     """
 
     folded_through: int = 0
@@ -140,6 +143,7 @@ class FoldState:
     turn_end: int = 0
     prune_scanned: int = 0
     prune_candidates: list[int] = field(default_factory=list)
+    tail: dict[str, int] = field(default_factory=dict)
 
     def ledger(self) -> FoldLedger:
         """What has been folded so far, summarized or dropped."""

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic.config import JsonDict
 
-from mas.runtime.context import BudgetSettings, Trigger
+from mas.runtime.context import BudgetSettings, ContextBudget, Trigger
 from mas.runtime.protocols import ArchiveSettings
 from mas.runtime.spec.auto import AutoInt as AutoInt  # re-exported: conversation.py uses it
 from mas.runtime.spec.windows import MAX_CONTEXT_WINDOW
@@ -30,6 +38,29 @@ class TrimmerParams(BaseModel):
         lt=1,
         description="Share of the window kept unused for estimate and provider overhead.",
     )
+
+
+def _positive_bound(value: int | str | None) -> int | str | None:
+    if isinstance(value, int) and value <= 0:
+        raise ValueError(f"must be a positive integer, 'limit' or null (got {value})")
+    return value
+
+
+TokenBound = Annotated[int | Literal["limit"] | None, AfterValidator(_positive_bound)]
+"""A history token budget: a positive integer, ``limit`` (the request's history hard
+limit) or ``None`` for none."""
+
+TOKEN_BOUND_HELP = (
+    "History token budget: a positive integer, 'limit' (the history hard limit of each "
+    "request, so the strategy itself holds the budget) or null for none."
+)
+
+
+def token_limit(bound: int | str | None, budget: ContextBudget) -> int | None:
+    """The tokens ``bound`` (a :data:`TokenBound`) leaves history on this request."""
+    if bound == "limit":
+        return budget.history_hard_limit
+    return bound if isinstance(bound, int) else None
 
 
 def _value_range(kind: str, bounds: dict[str, JsonValue]) -> JsonDict:

@@ -23,11 +23,13 @@ import logging
 import math
 from dataclasses import replace
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from pydantic import ConfigDict, Field
 
 from mas.runtime.context import ContextBudget, History
 from mas.runtime.protocols import BindContext, ManagedHistory, SummaryEngine
+from mas.runtime.runtime import Runtime
 from mas.runtime.spec.binding import Binding, bind
 
 from ._base import summary_row
@@ -47,6 +49,11 @@ COVER_PER_TOKEN = 50
 
 SUMMARIZER_WINDOW_SHARE = 0.125
 """The summary's room grows to no more than this share of the summarizer's window."""
+
+_TAIL_WARNED: WeakKeyDictionary[Runtime, set[tuple[str, int]]] = WeakKeyDictionary()
+"""The (agent, keep_turns) pairs already warned about, per runtime: a lab binds a fresh
+manager for each of its sessions, and one line per session would bury the others."""
+
 
 class SummarisingParams(RecallFields):
     """Params of ``summarising`` (defaults from spec 000's table)."""
@@ -131,6 +138,55 @@ class SummarisingContextManager(BoundaryFolding):
         self.pruner = ToolResultPruner(params.pruning)
         self._warned_baseline = False
 
+    @property
+    def tail(self) -> dict[str, int] | None:
+        """The verbatim tail the latest fold kept (``inspect`` shows it); ``None`` before."""
+        return dict(self.state.tail) or None
+
+    def check_budget(self, budget: ContextBudget) -> None:
+        """At bind: warn when the tail's token bound at ``budget`` holds no turn at all.
+
+        ``keep_turns`` is an upper bound; the tail is bounded by tokens too
+        (:meth:`_tail_cap`). Under the smallest exchange (a user message and a reply),
+        no turn is ever kept verbatim, whatever the conversation says — so it is said
+        now, with the numbers, not discovered in a run's accounting.
+        """
+        limit = budget.history_hard_limit
+        if not self.params.keep_turns or limit <= 0:
+            return
+        room = self._summary_room(budget, limit, None)
+        bound = self._tail_cap(budget, limit, room)
+        smallest = self.estimator.message({"role": "user", "content": ""}) + \
+            self.estimator.message({"role": "assistant", "content": ""})
+        if bound < smallest:
+            self._warn_tail(0, bound, budget, room)
+
+    def _warn_tail(self, kept: int, bound: int, budget: ContextBudget, room: int) -> None:
+        """``keep_turns`` asked, ``kept`` turns, and why: once per runtime and agent.
+
+        Only for a ``keep_turns`` the manifest sets: the default is an upper bound the
+        token bound is meant to tighten (docs/context.md, "When the token bound overrides
+        keep_turns").
+        """
+        if "keep_turns" not in self.params.model_fields_set:
+            return
+        warned = _TAIL_WARNED.setdefault(self.runtime, set())
+        key = (self.agent_name, self.params.keep_turns)
+        if key in warned:
+            return
+        warned.add(key)
+        sized = (
+            f"tail_tokens {self.params.tail_tokens}"
+            if self.params.tail_tokens is not None
+            else f"auto: half the trigger {budget.soft_trigger} less the summary's room {room}"
+        )
+        log.warning(
+            "summarising: keep_turns %d asked, %d turn(s) kept verbatim: the tail's token "
+            "bound is %d tokens (%s; history limit %d). Set tail_tokens, raise the context "
+            "window or lower keep_turns.",
+            self.params.keep_turns, kept, bound, sized, budget.history_hard_limit,
+        )
+
     def manage_history(
         self,
         history: History,
@@ -194,7 +250,9 @@ class SummarisingContextManager(BoundaryFolding):
             return current
         start = self.live_start(history)
         room = self._summary_room(boundary, limit, engine)
-        recent = self._recent_start(history, start, self._tail_cap(boundary, space, room))
+        bound = self._tail_cap(boundary, space, room)
+        recent = self._recent_start(history, start, bound)
+        self._check_tail(history, start, recent, bound, boundary, room)
         if recent > start:
             recent = self._packed(history, start, recent, budget, room, engine)
         fold_end = recent if recent > start else None
@@ -202,7 +260,7 @@ class SummarisingContextManager(BoundaryFolding):
         prunable = self.pruner.candidates(history, start, protect)
         if fold_end is None and not prunable:
             return current  # nothing to do; the final trim holds the budget
-        return self._compact(
+        managed = self._compact(
             history,
             budget,
             start,
@@ -216,6 +274,26 @@ class SummarisingContextManager(BoundaryFolding):
             tools=tools,
             session_id=session_id,
         )
+        if fold_end is not None and self.state.folded_through == fold_end:  # it folded
+            self.state.tail = {
+                "keep_turns": self.params.keep_turns,
+                "turns": len(history.turn_starts(fold_end)),
+                "messages": history.end - fold_end,
+                "tokens": history.tokens_between(fold_end, history.end),
+                "token_bound": bound,
+            }
+        return managed
+
+    def _check_tail(
+        self, history: History, start: int, recent: int, bound: int,
+        boundary: ContextBudget, room: int,
+    ) -> None:
+        """Warn (once) when the token bound kept fewer turns than ``keep_turns`` asks and
+        the live history holds."""
+        asked = min(self.params.keep_turns, len(history.turn_starts(start)))
+        kept = len(history.turn_starts(recent))
+        if kept < asked:
+            self._warn_tail(kept, bound, boundary, room)
 
     def _prune_phases(self, history: History, budget: ContextBudget, session_id: str) -> None:
         """Spec 004's soft trim and hard clear, on their own fill ratios, on every request.

@@ -1,21 +1,32 @@
-"""``sliding_window``: keep the last N user turns (or a token budget); no model call.
+"""``sliding_window``: keep the last N user turns that fit a token budget; no model call.
 
-Cuts fall only at user-turn starts, so tool groups are never split, and the newest user
-turn is always kept. Skill blocks in the dropped turns stay as retained system rows.
+Both bounds apply by default: at most ``keep_turns`` (10, spec 000) turns *and* the
+request's history hard limit (``max_tokens: limit``), so the window itself holds the
+budget at any context window and the final trim stays a backstop (docs/spec-decisions.md).
+Cuts fall only at user-turn starts, so tool groups are never split; the newest user turn
+is kept unless it alone is over the token budget. Skill blocks in the dropped turns stay
+as retained system rows.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field
 
 from mas.runtime.context import ContextBudget, History
 from mas.runtime.protocols import BindContext, ManagedHistory, SummaryEngine
 
 from ._base import FoldingManager
-from ._params import RecallFields, TrimmerParams, budget_settings
+from ._params import (
+    TOKEN_BOUND_HELP,
+    RecallFields,
+    TokenBound,
+    TrimmerParams,
+    budget_settings,
+    token_limit,
+)
 
 
 class SlidingWindowParams(RecallFields):
@@ -26,19 +37,8 @@ class SlidingWindowParams(RecallFields):
     keep_turns: int | None = Field(
         default=10, ge=1, description="User turns kept; null = no turn limit."
     )
-    max_tokens: int | Literal["limit"] | None = Field(
-        default=None,
-        description="History token budget: a positive integer, 'limit' (the history hard "
-        "limit), or null for none.",
-    )
+    max_tokens: TokenBound = Field(default="limit", description=TOKEN_BOUND_HELP)
     trimmer: TrimmerParams = Field(default_factory=TrimmerParams)
-
-    @field_validator("max_tokens")
-    @classmethod
-    def _positive(cls, value: int | str | None) -> int | str | None:
-        if isinstance(value, int) and value <= 0:
-            raise ValueError(f"must be a positive integer, 'limit' or null (got {value})")
-        return value
 
 
 class SlidingWindowContextManager(FoldingManager):
@@ -64,7 +64,7 @@ class SlidingWindowContextManager(FoldingManager):
         cut = start
         if self.params.keep_turns is not None and len(starts) > self.params.keep_turns:
             cut = starts[-self.params.keep_turns]
-        limit = self._token_limit(budget)
+        limit = token_limit(self.params.max_tokens, budget)
         if limit is not None and starts:
             # What a start keeps only shrinks as the start moves on: bisect for the first
             # that fits (O(log² n) on the prefix sums, not a walk over every turn).
@@ -76,13 +76,10 @@ class SlidingWindowContextManager(FoldingManager):
                     hi = mid
                 else:
                     lo = mid + 1
-            cut = starts[min(lo, len(starts) - 1)]  # the newest turn stays even when over
+            # Even the newest turn is dropped when it alone is over: what the window does
+            # not hold is left out on purpose (counted dropped), not left for the trim.
+            cut = starts[lo] if lo < len(starts) else history.end
         if cut > start:
             self.fold(history, cut, summary=None)
             self.state.compactions += 1
         return self.view(history)
-
-    def _token_limit(self, budget: ContextBudget) -> int | None:
-        if self.params.max_tokens == "limit":
-            return budget.history_hard_limit
-        return self.params.max_tokens if isinstance(self.params.max_tokens, int) else None
