@@ -190,15 +190,18 @@ class Compacting(FoldingManager):
             # The oldest messages the summarizer could not read are counted as dropped:
             # the summary does not stand for them, so their identifiers are not checked.
             read = folded[result.unread_messages :]
+            fold = checker.identifiers(read, first + result.unread_messages, kept or ())
             check = checker.run(
-                checker.identifiers(read, first + result.unread_messages, kept or ()),
-                [*earlier, *read],
+                fold, [*earlier, *read],
                 result.text, request, self.summarizer, engine,
                 section_room=fit.text_room(self.estimator) // 2, folded_from=len(earlier),
             )
-        text = fit.clip(check.text if check is not None else result.text, self.estimator)
         if check is None:
-            return text, None, result.llm_calls
+            return fit.clip(result.text, self.estimator), None, result.llm_calls
+        # Valued as the section ranks them: what people said first, tool output last; the
+        # running summary's (between the two) in the order an earlier fold valued them.
+        valued = sorted(check.wanted, key=lambda i: fold.rank.get(i, 3))
+        text = fit.clip(check.text, self.estimator, valued)
         # Clipping to the room may take out what the check found or added: count it.
         gone = set(missing_from(text, list(check.wanted)))
         check = replace(check, text=text, missing=len(gone))
@@ -213,7 +216,7 @@ class Compacting(FoldingManager):
                 "summary kept %d of %d identifiers of the folded turns (%s mode)",
                 check.identifiers - check.missing, check.identifiers, checker.mode,
             )
-        kept_now = [i for i in check.wanted if i not in gone]
+        kept_now = [i for i in valued if i not in gone]  # kept in value order for the next fold
         return text, kept_now, result.llm_calls + check.llm_calls
 
     def _finish(

@@ -272,7 +272,9 @@ class SummarisingContextManager(BoundaryFolding):
         room = tokens[0] - (managed.tokens - limit)
         if room <= 0 or self.state.summary is None:
             return managed  # the rest alone is over the limit; the final trim decides
-        row = summary_row(SummaryFit(room=room, limit=limit).clip(self.state.summary))
+        fit = SummaryFit(room=room, limit=limit)
+        row = summary_row(fit.clip(self.state.summary,
+                                   identifiers=self.state.summary_identifiers or ()))
         cost = self.estimator.message(row)
         return replace(
             managed,

@@ -23,6 +23,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from heapq import heapify, heappop, heappush
 from typing import Literal
 
 from mas.runtime.context import DEFAULT_ESTIMATOR, TokenEstimator, shorten_middle
@@ -354,20 +355,97 @@ class SummaryFit:
         """Tokens the summary *text* may take once the row's framing is counted."""
         return max(1, self.room - estimator.message(summary_row("")))
 
-    def clip(self, text: str, estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> str:
-        """``text`` shortened (prose first, the identifier section last) to fit the room."""
+    def clip(
+        self,
+        text: str,
+        estimator: TokenEstimator = DEFAULT_ESTIMATOR,
+        identifiers: Sequence[str] = (),
+    ) -> str:
+        """``text`` shortened to fit the room: whole lines of prose dropped, the identifier
+        section kept.
+
+        :param identifiers: what the summary was checked to keep, the most valuable first.
+            Lines holding none of them that neither the section nor another kept line
+            holds go first (the oldest first), then the line whose most valuable such
+            identifier is the least valuable; a line is cut in the middle only when it
+            alone is over the room.
+        """
         if estimator.message(summary_row(text)) <= self.room:
             return text
         prose, head, section = text.partition(SECTION_HEAD)
         tail = head + section
         room = self.text_room(estimator) - (estimator.text(tail) if tail else 0)
         if room <= 0:
-            prose, tail, room = text, "", self.text_room(estimator)
-        clipped = prose
+            prose, tail, section, room = text, "", "", self.text_room(estimator)
+        kept = _whole_lines(prose, room, missing_from(section, list(identifiers)), estimator)
+        clipped = kept
         for _attempt in range(3):  # the marker and rounding can leave it a few tokens over
             over = estimator.text(clipped) - room
             if over <= 0:
                 break
             keep = estimator.chars_for(max(estimator.text(clipped) - over, 1), like=clipped)
-            clipped = shorten_middle(prose, min(keep, len(clipped) - 1))
+            clipped = shorten_middle(kept, min(keep, len(clipped) - 1))
         return clipped + tail
+
+
+def _whole_lines(
+    prose: str, room: int, identifiers: list[str], estimator: TokenEstimator
+) -> str:
+    """``prose`` without the lines it can best spare, down to ``room`` tokens or one line.
+
+    A line is worth its most valuable identifier (the first in ``identifiers``) that no
+    other kept line holds; lines worth nothing go first, the oldest first, and lines over
+    the whole room before any (they could only be kept cut). Each identifier's holders
+    are found with ``str.find`` from line to line, and a line's worth changes only when an
+    identifier it holds loses its last other holder, so the work is one pass over the
+    prose per identifier plus a heap of the lines.
+    """
+    lines = prose.split("\n")
+    # Each line's estimate plus one for its line break bounds the whole text's.
+    cost = [estimator.text(line) + 1 for line in lines]
+    folded = [" ".join(line.split()) for line in lines]
+    joined = "\n".join(folded)
+    starts = [0]
+    for line in folded:
+        starts.append(starts[-1] + len(line) + 1)
+    holders: dict[str, list[int]] = {}
+    held: list[list[str]] = [[] for _ in lines]
+    for identifier in identifiers:
+        needle = " ".join(identifier.split())
+        if not needle or needle in holders:
+            continue
+        found = holders[needle] = []
+        at = joined.find(needle)
+        while at >= 0:
+            number = bisect_right(starts, at) - 1
+            found.append(number)
+            held[number].append(needle)
+            at = joined.find(needle, starts[number + 1])
+    value = {needle: -place for place, needle in enumerate(holders)}  # the first: highest
+    carriers = {needle: len(numbers) for needle, numbers in holders.items()}
+    nothing = -len(value) - 1
+    worth = [max((value[i] for i in line if carriers[i] == 1), default=nothing)
+             for line in held]
+    alive = [True] * len(lines)
+
+    def rank(number: int) -> tuple[bool, int, int]:
+        return cost[number] <= room, worth[number], number
+
+    heap = [rank(n) for n in range(len(lines))]
+    heapify(heap)
+    used, left = sum(cost), len(lines)
+    while used > room and left > 1:
+        key = heappop(heap)
+        number = key[2]
+        if key != rank(number):  # it became the last holder of an identifier since
+            heappush(heap, rank(number))
+            continue
+        alive[number] = False
+        used -= cost[number]
+        left -= 1
+        for needle in held[number]:
+            carriers[needle] -= 1
+            if carriers[needle] == 1:  # once per identifier: its holders read once
+                last = next(n for n in holders[needle] if alive[n])
+                worth[last] = max(worth[last], value[needle])
+    return "\n".join(line for line, kept in zip(lines, alive, strict=True) if kept)
