@@ -10,12 +10,12 @@ import pytest
 
 from mas.library.standard.plugins.context.identifier_check import SECTION_HEAD, SummaryFit
 
-CODES = [f"ORD-{n:04d}" for n in range(50)]
+CODES = {f"ORD-{n:04d}": n % 4 for n in range(50)}
 """The identifiers the summary was checked for: a fixed set, as a fold checks at most its
 limit (the prose grows, they do not)."""
 
 LINES: dict[str, Callable[[int], str]] = {
-    "one_holder_each": lambda n: f"- Order {CODES[n % len(CODES)]} was confirmed, note {n}.",
+    "one_holder_each": lambda n: f"- Order ORD-{n % len(CODES):04d} was confirmed, note {n}.",
     "every_code_per_line": lambda n: "- " + " ".join(CODES) + f" ({n})",
     "no_identifier": lambda n: f"- They chatted about the weekend at some length ({n}).",
     "blank_lines": lambda n: "",

@@ -125,7 +125,8 @@ class Compacting(FoldingManager):
         )
         turns = len(history.turn_starts(start)) - len(history.turn_starts(fold_end))
         self.fold(history, fold_end, summary=text, unread=result.unread_messages)
-        self.state.summary_identifiers = kept
+        self.state.summary_identifiers = None if kept is None else list(kept)
+        self.state.summary_identifier_ranks = kept or {}
         self.identifier_check.forget_before(fold_end)
         if text is not None:
             self.state.summary_count += 1
@@ -173,9 +174,9 @@ class Compacting(FoldingManager):
         engine: SummaryEngine | None,
         info: dict[str, Any],
         session_id: str,
-    ) -> tuple[str | None, list[str] | None, int]:
+    ) -> tuple[str | None, dict[str, int] | None, int]:
         """The summary to commit (identifier-checked, held to its room), the identifiers it
-        keeps (``None`` when unchecked), and the calls made."""
+        keeps with their ranks (``None`` when unchecked), and the calls made."""
         if result.text is None:
             return None, None, result.llm_calls
         check = None
@@ -198,10 +199,13 @@ class Compacting(FoldingManager):
             )
         if check is None:
             return fit.clip(result.text, self.estimator), None, result.llm_calls
-        # Valued as the section ranks them: what people said first, tool output last; the
-        # running summary's (between the two) in the order an earlier fold valued them.
-        valued = sorted(check.wanted, key=lambda i: fold.rank.get(i, 3))
-        text = fit.clip(check.text, self.estimator, valued)
+        # Ranked as the section ranks them, what people said first and tool output last;
+        # the running summary's keep the rank of the fold that first saw them.
+        first_ranks = self.state.summary_identifier_ranks
+        carried = set(kept or ())
+        ranks = {i: first_ranks.get(i, fold.rank[i]) if i in carried else fold.rank[i]
+                 for i in check.wanted}
+        text = fit.clip(check.text, self.estimator, ranks)
         # Clipping to the room may take out what the check found or added: count it.
         gone = set(missing_from(text, list(check.wanted)))
         check = replace(check, text=text, missing=len(gone))
@@ -216,7 +220,7 @@ class Compacting(FoldingManager):
                 "summary kept %d of %d identifiers of the folded turns (%s mode)",
                 check.identifiers - check.missing, check.identifiers, checker.mode,
             )
-        kept_now = [i for i in valued if i not in gone]  # kept in value order for the next fold
+        kept_now = {i: ranks[i] for i in check.wanted if i not in gone}
         return text, kept_now, result.llm_calls + check.llm_calls
 
     def _finish(

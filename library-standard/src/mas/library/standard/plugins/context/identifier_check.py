@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from heapq import heapify, heappop, heappush
 from typing import Literal
@@ -340,6 +340,11 @@ def _split(text: str) -> tuple[list[int], list[str]]:
     return starts, sentences
 
 
+UNRANKED = 3
+"""The rank :meth:`SummaryFit.clip` gives an identifier whose rank is unknown (a state
+saved before ranks were kept): that of tool output, valued least."""
+
+
 @dataclass(frozen=True)
 class SummaryFit:
     """The room the summary block has in this request, and the history limit around it.
@@ -359,16 +364,17 @@ class SummaryFit:
         self,
         text: str,
         estimator: TokenEstimator = DEFAULT_ESTIMATOR,
-        identifiers: Sequence[str] = (),
+        identifiers: Mapping[str, int] | None = None,
     ) -> str:
         """``text`` shortened to fit the room: whole lines of prose dropped, the identifier
         section kept.
 
-        :param identifiers: what the summary was checked to keep, the most valuable first.
-            Lines holding none of them that neither the section nor another kept line
-            holds go first (the oldest first), then the line whose most valuable such
-            identifier is the least valuable; a line is cut in the middle only when it
-            alone is over the room.
+        :param identifiers: what the summary was checked to keep, each with its rank as
+            the section ranks them (0 said by people ... 3 tool output). Lines holding
+            none of them that neither the section nor another kept line holds go first
+            (the oldest first); then lines whose best-ranked such identifier ranks
+            lowest, the ones holding the fewest such per token first; a line is cut in
+            the middle only when it alone is over the room.
         """
         if estimator.message(summary_row(text)) <= self.room:
             return text
@@ -377,7 +383,9 @@ class SummaryFit:
         room = self.text_room(estimator) - (estimator.text(tail) if tail else 0)
         if room <= 0:
             prose, tail, section, room = text, "", "", self.text_room(estimator)
-        kept = _whole_lines(prose, room, missing_from(section, list(identifiers)), estimator)
+        ranks = identifiers or {}
+        own = {i: ranks[i] for i in missing_from(section, list(ranks))}
+        kept = _whole_lines(prose, room, own, estimator)
         clipped = kept
         for _attempt in range(3):  # the marker and rounding can leave it a few tokens over
             over = estimator.text(clipped) - room
@@ -389,12 +397,13 @@ class SummaryFit:
 
 
 def _whole_lines(
-    prose: str, room: int, identifiers: list[str], estimator: TokenEstimator
+    prose: str, room: int, ranks: Mapping[str, int], estimator: TokenEstimator
 ) -> str:
     """``prose`` without the lines it can best spare, down to ``room`` tokens or one line.
 
-    A line is worth its most valuable identifier (the first in ``identifiers``) that no
-    other kept line holds; lines worth nothing go first, the oldest first, and lines over
+    A line's own identifiers are those of ``ranks`` no other kept line holds. Lines with
+    none go first, the oldest first; then the line whose best-ranked own identifier ranks
+    lowest, among equals the one with the fewest own identifiers per token; lines over
     the whole room before any (they could only be kept cut). Each identifier's holders
     are found with ``str.find`` from line to line, and a line's worth changes only when an
     identifier it holds loses its last other holder, so the work is one pass over the
@@ -409,11 +418,13 @@ def _whole_lines(
     for line in folded:
         starts.append(starts[-1] + len(line) + 1)
     holders: dict[str, list[int]] = {}
+    rank: dict[str, int] = {}
     held: list[list[str]] = [[] for _ in lines]
-    for identifier in identifiers:
+    for identifier, identifier_rank in ranks.items():
         needle = " ".join(identifier.split())
         if not needle or needle in holders:
             continue
+        rank[needle] = identifier_rank
         found = holders[needle] = []
         at = joined.find(needle)
         while at >= 0:
@@ -421,24 +432,23 @@ def _whole_lines(
             found.append(number)
             held[number].append(needle)
             at = joined.find(needle, starts[number + 1])
-    value = {needle: -place for place, needle in enumerate(holders)}  # the first: highest
     carriers = {needle: len(numbers) for needle, numbers in holders.items()}
-    nothing = -len(value) - 1
-    worth = [max((value[i] for i in line if carriers[i] == 1), default=nothing)
-             for line in held]
+    nothing = max(rank.values(), default=0) + 1
+    best = [min((rank[i] for i in line if carriers[i] == 1), default=nothing) for line in held]
+    count = [sum(carriers[i] == 1 for i in line) for line in held]
     alive = [True] * len(lines)
 
-    def rank(number: int) -> tuple[bool, int, int]:
-        return cost[number] <= room, worth[number], number
+    def key(number: int) -> tuple[bool, int, float, int]:
+        return cost[number] <= room, -best[number], count[number] / cost[number], number
 
-    heap = [rank(n) for n in range(len(lines))]
+    heap = [key(n) for n in range(len(lines))]
     heapify(heap)
     used, left = sum(cost), len(lines)
     while used > room and left > 1:
-        key = heappop(heap)
-        number = key[2]
-        if key != rank(number):  # it became the last holder of an identifier since
-            heappush(heap, rank(number))
+        popped = heappop(heap)
+        number = popped[3]
+        if popped != key(number):  # it became the last holder of an identifier since
+            heappush(heap, key(number))
             continue
         alive[number] = False
         used -= cost[number]
@@ -447,5 +457,6 @@ def _whole_lines(
             carriers[needle] -= 1
             if carriers[needle] == 1:  # once per identifier: its holders read once
                 last = next(n for n in holders[needle] if alive[n])
-                worth[last] = max(worth[last], value[needle])
+                best[last] = min(best[last], rank[needle])
+                count[last] += 1
     return "\n".join(line for line, kept in zip(lines, alive, strict=True) if kept)
