@@ -1,7 +1,8 @@
 """The ray backend on a real local Ray instance (2 CPUs): the same run folder as the local
-runner apart from timing fields, a dead worker failing only its session, a killed driver
-resuming to the same results, degraded sessions and ``max_concurrency`` as locally, and
-the start-up plugin check.
+runner apart from timing fields, a dead worker failing only its session and its retry
+giving a local retry's folder (issue 26 item 11), a killed driver resuming to the same
+results, degraded sessions and ``max_concurrency`` as locally, and the start-up plugin
+check.
 
 Not collected by itself: ``test_ray_runner.py`` runs this file in a network namespace
 whose only interface is loopback, because Ray binds the host's own address."""
@@ -192,6 +193,61 @@ def test_a_dead_worker_fails_its_session_not_the_campaign(
                             .read_text())
     assert transcript["error"].startswith(WORKER_LOST)
     assert outcome.records["run_sessions"].status == "ok"
+
+
+def failing_once(marks: Path, die: bool, job: SessionJob) -> None:
+    """The kernel session, except that the first attempt at item a-02 fails: its process
+    dies on the spot (``die``: a Ray worker) or it raises. ``marks`` remembers the attempt
+    across worker processes (they share this machine's /tmp)."""
+    mark = marks / job.session_id
+    if job.item.id == "a-02" and not mark.exists():
+        mark.write_text("")
+        if die:
+            os._exit(3)
+        raise RuntimeError("the first attempt fails")
+    default_session_function()(job)
+
+
+def test_hostile2_item11_ray_repeats_the_local_results_also_after_a_retry(
+        cluster: str, tmp_path: Path, runtime: Runtime, make_experiment: Any) -> None:
+    """Issue 26 item 11 on the Ray backend: a Ray run gives the local run's folder, and a
+    Ray run whose worker was killed, resumed, gives what a local run whose session failed,
+    resumed, gives. With the default judge (votes concurrent) and no provider cache
+    forgotten between runs: each vote is a conversation of its own and each session's
+    engine its own provider conversation, so none depends on what ran before or beside."""
+    import functools
+
+    path = experiment(make_experiment, tmp_path / "exp", "ray-item11", post="")
+    flavours = ["summarising"]  # summaries, the identifier check and the judge, 2 sessions
+
+    def run(where: str, backend: str, **more: Any) -> Any:
+        return run_experiment(runtime, path, runs_root=tmp_path / where, flavours=flavours,
+                              backend=backend, **more)
+
+    local, on_ray = run("local", "local"), run("ray", "ray")
+    assert local.ok and on_ray.ok
+    assert differences(local.run.path, on_ray.run.path) == []
+    retried = {}
+    for backend in ("local", "ray"):
+        marks = tmp_path / f"marks-{backend}"
+        marks.mkdir()
+        failed = run(f"retried-{backend}", backend,
+                     session_function=functools.partial(failing_once, marks, backend == "ray"))
+        rows = json.loads((failed.run.path / "sessions.json").read_text())["sessions"]
+        assert [(r["item"], r["status"]) for r in rows] == [("a-01", "ok"), ("a-02", "failed")]
+        again = run(f"retried-{backend}", backend)
+        assert again.resumed and again.run.path == failed.run.path and again.ok
+        retried[backend] = again.run.path
+    assert rows[1]["error"].startswith(WORKER_LOST)
+    assert differences(retried["local"], retried["ray"]) == []
+    # Against the uninterrupted run, only the eval step's account of its last invocation
+    # differs (it judged a-02; a-01 was judged by the first): results, claims and every
+    # session's files and scores are the same.
+    for name in ("results.json", "results.txt", *(str(p.relative_to(local.run.path)) for p in
+                                                 local.run.path.glob("sessions/*/*/*/*.json"))):
+        assert (local.run.path / name).read_bytes() == (retried["ray"] / name).read_bytes(), name
+    assert [d.split(":")[0] for d in differences(local.run.path, retried["ray"])] == [
+        "eval/eval_mce.json", "pipeline.json"]
 
 
 INFRA = """\

@@ -109,6 +109,8 @@ class FoldState:
     :ivar summary_identifiers: the identifiers the running summary was checked to quote
         (the next check starts from them instead of re-reading the summary); ``None`` when
         unknown (no summary, or it was written unchecked).
+    :ivar summary_identifier_ranks: their ranks, as the fold that first saw each ranked
+        it (0 said by people ... 3 tool output): what the summary clip keeps longest.
     :ivar in_turn_compactions: compactions made while tool results were in flight (the
         rest happened at a turn boundary).
     :ivar inflight_peaks: the peak in-flight tokens (working memory) of recent turns.
@@ -137,6 +139,7 @@ class FoldState:
     dropped_tokens: int = 0
     identifiers: dict[str, int] = field(default_factory=dict)
     summary_identifiers: list[str] | None = None
+    summary_identifier_ranks: dict[str, int] = field(default_factory=dict)
     in_turn_compactions: int = 0
     inflight_peaks: list[int] = field(default_factory=list)
     turn_peak: int = 0

@@ -125,7 +125,8 @@ class Compacting(FoldingManager):
         )
         turns = len(history.turn_starts(start)) - len(history.turn_starts(fold_end))
         self.fold(history, fold_end, summary=text, unread=result.unread_messages)
-        self.state.summary_identifiers = kept
+        self.state.summary_identifiers = None if kept is None else list(kept)
+        self.state.summary_identifier_ranks = kept or {}
         self.identifier_check.forget_before(fold_end)
         if text is not None:
             self.state.summary_count += 1
@@ -173,9 +174,9 @@ class Compacting(FoldingManager):
         engine: SummaryEngine | None,
         info: dict[str, Any],
         session_id: str,
-    ) -> tuple[str | None, list[str] | None, int]:
+    ) -> tuple[str | None, dict[str, int] | None, int]:
         """The summary to commit (identifier-checked, held to its room), the identifiers it
-        keeps (``None`` when unchecked), and the calls made."""
+        keeps with their ranks (``None`` when unchecked), and the calls made."""
         if result.text is None:
             return None, None, result.llm_calls
         check = None
@@ -190,15 +191,21 @@ class Compacting(FoldingManager):
             # The oldest messages the summarizer could not read are counted as dropped:
             # the summary does not stand for them, so their identifiers are not checked.
             read = folded[result.unread_messages :]
+            fold = checker.identifiers(read, first + result.unread_messages, kept or ())
             check = checker.run(
-                checker.identifiers(read, first + result.unread_messages, kept or ()),
-                [*earlier, *read],
+                fold, [*earlier, *read],
                 result.text, request, self.summarizer, engine,
                 section_room=fit.text_room(self.estimator) // 2, folded_from=len(earlier),
             )
-        text = fit.clip(check.text if check is not None else result.text, self.estimator)
         if check is None:
-            return text, None, result.llm_calls
+            return fit.clip(result.text, self.estimator), None, result.llm_calls
+        # Ranked as the section ranks them, what people said first and tool output last;
+        # the running summary's keep the rank of the fold that first saw them.
+        first_ranks = self.state.summary_identifier_ranks
+        carried = set(kept or ())
+        ranks = {i: first_ranks.get(i, fold.rank[i]) if i in carried else fold.rank[i]
+                 for i in check.wanted}
+        text = fit.clip(check.text, self.estimator, ranks)
         # Clipping to the room may take out what the check found or added: count it.
         gone = set(missing_from(text, list(check.wanted)))
         check = replace(check, text=text, missing=len(gone))
@@ -213,7 +220,7 @@ class Compacting(FoldingManager):
                 "summary kept %d of %d identifiers of the folded turns (%s mode)",
                 check.identifiers - check.missing, check.identifiers, checker.mode,
             )
-        kept_now = [i for i in check.wanted if i not in gone]
+        kept_now = {i: ranks[i] for i in check.wanted if i not in gone}
         return text, kept_now, result.llm_calls + check.llm_calls
 
     def _finish(

@@ -36,7 +36,7 @@ from ._base import summary_row
 from ._boundary import BoundaryFolding
 from ._compaction import pruned_counts
 from ._params import AutoInt, RecallFields, TriggerParams, TrimmerParams, budget_settings
-from .identifier_check import CheckMode, IdentifierCheck, SummaryFit
+from .identifier_check import UNRANKED, CheckMode, IdentifierCheck, SummaryFit
 from .pruning import PruningParams, ToolResultPruner
 
 log = logging.getLogger(__name__)
@@ -350,7 +350,11 @@ class SummarisingContextManager(BoundaryFolding):
         room = tokens[0] - (managed.tokens - limit)
         if room <= 0 or self.state.summary is None:
             return managed  # the rest alone is over the limit; the final trim decides
-        row = summary_row(SummaryFit(room=room, limit=limit).clip(self.state.summary))
+        ranks = self.state.summary_identifier_ranks
+        row = summary_row(SummaryFit(room=room, limit=limit).clip(
+            self.state.summary,
+            identifiers={i: ranks.get(i, UNRANKED) for i in self.state.summary_identifiers or ()},
+        ))
         cost = self.estimator.message(row)
         return replace(
             managed,

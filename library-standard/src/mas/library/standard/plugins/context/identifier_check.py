@@ -22,8 +22,9 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from heapq import heapify, heappop, heappush
 from typing import Literal
 
 from mas.runtime.context import DEFAULT_ESTIMATOR, TokenEstimator, shorten_middle
@@ -377,6 +378,11 @@ def _split(text: str) -> tuple[list[int], list[str]]:
     return starts, sentences
 
 
+UNRANKED = 3
+"""The rank :meth:`SummaryFit.clip` gives an identifier whose rank is unknown (a state
+saved before ranks were kept): that of tool output, valued least."""
+
+
 @dataclass(frozen=True)
 class SummaryFit:
     """The room the summary block has in this request, and the history limit around it.
@@ -392,20 +398,103 @@ class SummaryFit:
         """Tokens the summary *text* may take once the row's framing is counted."""
         return max(1, self.room - estimator.message(summary_row("")))
 
-    def clip(self, text: str, estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> str:
-        """``text`` shortened (prose first, the identifier section last) to fit the room."""
+    def clip(
+        self,
+        text: str,
+        estimator: TokenEstimator = DEFAULT_ESTIMATOR,
+        identifiers: Mapping[str, int] | None = None,
+    ) -> str:
+        """``text`` shortened to fit the room: whole lines of prose dropped, the identifier
+        section kept.
+
+        :param identifiers: what the summary was checked to keep, each with its rank as
+            the section ranks them (0 said by people ... 3 tool output). Lines holding
+            none of them that neither the section nor another kept line holds go first
+            (the oldest first); then lines whose best-ranked such identifier ranks
+            lowest, the ones holding the fewest such per token first; a line is cut in
+            the middle only when it alone is over the room.
+        """
         if estimator.message(summary_row(text)) <= self.room:
             return text
         prose, head, section = text.partition(SECTION_HEAD)
         tail = head + section
         room = self.text_room(estimator) - (estimator.text(tail) if tail else 0)
         if room <= 0:
-            prose, tail, room = text, "", self.text_room(estimator)
-        clipped = prose
+            prose, tail, section, room = text, "", "", self.text_room(estimator)
+        ranks = identifiers or {}
+        own = {i: ranks[i] for i in missing_from(section, list(ranks))}
+        kept = _whole_lines(prose, room, own, estimator)
+        clipped = kept
         for _attempt in range(3):  # the marker and rounding can leave it a few tokens over
             over = estimator.text(clipped) - room
             if over <= 0:
                 break
             keep = estimator.chars_for(max(estimator.text(clipped) - over, 1), like=clipped)
-            clipped = shorten_middle(prose, min(keep, len(clipped) - 1))
+            clipped = shorten_middle(kept, min(keep, len(clipped) - 1))
         return clipped + tail
+
+
+def _whole_lines(
+    prose: str, room: int, ranks: Mapping[str, int], estimator: TokenEstimator
+) -> str:
+    """``prose`` without the lines it can best spare, down to ``room`` tokens or one line.
+
+    A line's own identifiers are those of ``ranks`` no other kept line holds. Lines with
+    none go first, the oldest first; then the line whose best-ranked own identifier ranks
+    lowest, among equals the one with the fewest own identifiers per token; lines over
+    the whole room before any (they could only be kept cut). Each identifier's holders
+    are found with ``str.find`` from line to line, and a line's worth changes only when an
+    identifier it holds loses its last other holder, so the work is one pass over the
+    prose per identifier plus a heap of the lines.
+    """
+    lines = prose.split("\n")
+    # Each line's estimate plus one for its line break bounds the whole text's.
+    cost = [estimator.text(line) + 1 for line in lines]
+    folded = [" ".join(line.split()) for line in lines]
+    joined = "\n".join(folded)
+    starts = [0]
+    for line in folded:
+        starts.append(starts[-1] + len(line) + 1)
+    holders: dict[str, list[int]] = {}
+    rank: dict[str, int] = {}
+    held: list[list[str]] = [[] for _ in lines]
+    for identifier, identifier_rank in ranks.items():
+        needle = " ".join(identifier.split())
+        if not needle or needle in holders:
+            continue
+        rank[needle] = identifier_rank
+        found = holders[needle] = []
+        at = joined.find(needle)
+        while at >= 0:
+            number = bisect_right(starts, at) - 1
+            found.append(number)
+            held[number].append(needle)
+            at = joined.find(needle, starts[number + 1])
+    carriers = {needle: len(numbers) for needle, numbers in holders.items()}
+    nothing = max(rank.values(), default=0) + 1
+    best = [min((rank[i] for i in line if carriers[i] == 1), default=nothing) for line in held]
+    count = [sum(carriers[i] == 1 for i in line) for line in held]
+    alive = [True] * len(lines)
+
+    def key(number: int) -> tuple[bool, int, float, int]:
+        return cost[number] <= room, -best[number], count[number] / cost[number], number
+
+    heap = [key(n) for n in range(len(lines))]
+    heapify(heap)
+    used, left = sum(cost), len(lines)
+    while used > room and left > 1:
+        popped = heappop(heap)
+        number = popped[3]
+        if popped != key(number):  # it became the last holder of an identifier since
+            heappush(heap, key(number))
+            continue
+        alive[number] = False
+        used -= cost[number]
+        left -= 1
+        for needle in held[number]:
+            carriers[needle] -= 1
+            if carriers[needle] == 1:  # once per identifier: its holders read once
+                last = next(n for n in holders[needle] if alive[n])
+                best[last] = min(best[last], rank[needle])
+                count[last] += 1
+    return "\n".join(line for line, kept in zip(lines, alive, strict=True) if kept)
