@@ -441,8 +441,9 @@ def _whole_lines(
 
     A line's own identifiers are those of ``ranks`` no other kept line holds. Lines with
     none go first, the oldest first; then the line whose best-ranked own identifier ranks
-    lowest, among equals the one with the fewest own identifiers per token; lines over
-    the whole room before any (they could only be kept cut). Each identifier's holders
+    lowest, among equals the newest (the running summary's oldest lines carry what the
+    conversation began with); lines over the whole room before any (they could only be
+    kept cut). Each identifier's holders
     are found with ``str.find`` from line to line, and a line's worth changes only when an
     identifier it holds loses its last other holder, so the work is one pass over the
     prose per identifier plus a heap of the lines.
@@ -473,11 +474,11 @@ def _whole_lines(
     carriers = {needle: len(numbers) for needle, numbers in holders.items()}
     nothing = max(rank.values(), default=0) + 1
     best = [min((rank[i] for i in line if carriers[i] == 1), default=nothing) for line in held]
-    count = [sum(carriers[i] == 1 for i in line) for line in held]
     alive = [True] * len(lines)
 
-    def key(number: int) -> tuple[bool, int, float, int]:
-        return cost[number] <= room, -best[number], count[number] / cost[number], number
+    def key(number: int) -> tuple[bool, int, int, int]:
+        spare = best[number] == nothing  # holds no identifier of its own: oldest first
+        return cost[number] <= room, -best[number], number if spare else -number, number
 
     heap = [key(n) for n in range(len(lines))]
     heapify(heap)
@@ -496,5 +497,4 @@ def _whole_lines(
             if carriers[needle] == 1:  # once per identifier: its holders read once
                 last = next(n for n in holders[needle] if alive[n])
                 best[last] = min(best[last], rank[needle])
-                count[last] += 1
     return "\n".join(line for line, kept in zip(lines, alive, strict=True) if kept)
