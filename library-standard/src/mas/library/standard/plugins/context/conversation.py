@@ -31,7 +31,7 @@ from mas.runtime.protocols import BindContext, ManagedHistory, SummaryEngine
 from mas.runtime.spec.binding import Binding, bind
 
 from ._base import summary_row
-from ._boundary import BoundaryFolding
+from ._boundary import BoundaryFolding, fold_points
 from ._compaction import pruned_counts
 from ._params import AutoInt, RecallFields, TriggerParams, TrimmerParams, budget_settings
 from .identifier_check import CheckMode, IdentifierCheck, SummaryFit
@@ -350,8 +350,13 @@ class SummarisingContextManager(BoundaryFolding):
     def _recent_start(self, history: History, start: int, tail_cap: int) -> int:
         """Where the verbatim tail begins: at most ``keep_turns`` turns and ``tail_cap`` tokens.
 
-        The tail starts at a user turn, so no tool group is split. When even the newest
-        committed turn is over ``tail_cap`` everything is folded (``history.end``).
+        The tail starts at a user turn when the newest turn fits ``tail_cap``. When it
+        does not, the tail is that turn's newest messages that fit, from a
+        :func:`~._boundary.fold_points` position (never a tool result, so no tool group
+        is split): folding a turn larger than the tail whole would leave nothing of it
+        verbatim and, with a summarizer call smaller than the turn, a last call that is
+        mostly empty. When not even its last message fits, everything is folded
+        (``history.end``).
         """
         keep = self.params.keep_turns
         if keep == 0:
@@ -361,6 +366,10 @@ class SummarisingContextManager(BoundaryFolding):
         if len(starts) < keep and (not starts or starts[0] > start):
             allowed = [start, *allowed]
         for candidate in allowed:
+            if history.tokens_between(candidate, history.end) <= tail_cap:
+                return candidate
+        newest = allowed[-1] if allowed else start
+        for candidate in fold_points(history, newest + 1, history.end):
             if history.tokens_between(candidate, history.end) <= tail_cap:
                 return candidate
         return history.end
