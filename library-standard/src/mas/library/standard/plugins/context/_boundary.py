@@ -6,10 +6,10 @@ mid-turn rarely force a second fold; mid-turn folds stay possible (nothing is cu
 are counted. Where one summarizer call holds less than the agent's history, a fold
 takes the next messages that still fit its last call, so no call goes half empty.
 
-A fold may end inside a turn, at any :func:`fold_points` position: before a message that
-is not a tool result, so a tool call always stays with its results. A turn larger than a
-summarizer call is otherwise folded whole, or not at all, and its fold's last call is as
-empty as the turn is badly aligned with the calls.
+There, a fold may also end inside a turn, at any :func:`fold_points` position: before a
+message that is not a tool result, so a tool call always stays with its results. A turn
+larger than a summarizer call is otherwise folded whole, or not at all, and its fold's
+last call is as empty as the turn is badly aligned with the calls.
 """
 
 from __future__ import annotations
@@ -56,6 +56,35 @@ class BoundaryFolding(Compacting):
         expected = max(self.state.inflight_peaks, default=0)
         return max(limit - max(0, expected - working_memory), limit // 2)
 
+    def _small_calls(
+        self,
+        history: History,
+        start: int,
+        end: int,
+        budget: ContextBudget,
+        room: int,
+        engine: SummaryEngine | None,
+    ) -> Packing | None:
+        """How folding ``[start, end)`` would fill the summarizer's calls, where one call
+        holds less than the agent's history limit: there the calls, not the folds, are
+        the cost. ``None`` elsewhere (a larger summarizer window folds as usual, so the
+        verbatim tail keeps its recent turns) and when the summarizer cannot say how it
+        packs (``packing``)."""
+        packing_of = getattr(self.summarizer, "packing", None)
+        if not callable(packing_of):
+            return None
+        request = SummaryRequest(
+            messages=[mask_skills(m) for m in history.originals(start, end)],
+            previous_summary=self.state.summary,
+            window=budget.window,
+            max_summary_tokens=SummaryFit(room=room, limit=budget.history_hard_limit)
+            .text_room(self.estimator),
+        )
+        packing = packing_of(request, engine)
+        if not isinstance(packing, Packing) or packing.room >= budget.history_hard_limit:
+            return None
+        return packing
+
     def _packed(
         self,
         history: History,
@@ -70,25 +99,11 @@ class BoundaryFolding(Compacting):
         The calls a fold makes are what it costs; a fold whose last call is half empty
         would leave those messages for a call of their own later, so the fold takes them
         now, to the last :func:`fold_points` position that fits — the newest committed
-        turn too, when it fits. Unchanged when the summarizer
-        cannot say how it packs (``packing``) or one of its calls holds the whole history
-        limit.
+        turn too, when it fits. Unchanged where :meth:`_small_calls` says the calls are
+        not the cost.
         """
-        packing_of = getattr(self.summarizer, "packing", None)
-        if not callable(packing_of):
-            return end
-        request = SummaryRequest(
-            messages=[mask_skills(m) for m in history.originals(start, end)],
-            previous_summary=self.state.summary,
-            window=budget.window,
-            max_summary_tokens=SummaryFit(room=room, limit=budget.history_hard_limit)
-            .text_room(self.estimator),
-        )
-        packing = packing_of(request, engine)
-        # Only where one summarizer call holds less than the agent's history: there the
-        # calls, not the folds, are the cost. A larger summarizer window folds as usual,
-        # so the verbatim tail keeps its recent turns.
-        if not isinstance(packing, Packing) or packing.room >= budget.history_hard_limit:
+        packing = self._small_calls(history, start, end, budget, room, engine)
+        if packing is None:
             return end
         used = packing.used
         for stop in [*fold_points(history, end + 1, history.end), history.end]:

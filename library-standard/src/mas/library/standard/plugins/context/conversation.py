@@ -194,8 +194,10 @@ class SummarisingContextManager(BoundaryFolding):
             return current
         start = self.live_start(history)
         room = self._summary_room(boundary, limit, engine)
-        recent = self._recent_start(history, start, self._tail_cap(boundary, space, room))
-        if recent > start:
+        small_calls = self._small_calls(history, start, start, budget, room, engine) is not None
+        recent = self._recent_start(history, start, self._tail_cap(boundary, space, room),
+                                    within_turn=small_calls)
+        if recent > start and small_calls:
             recent = self._packed(history, start, recent, budget, room, engine)
         fold_end = recent if recent > start else None
         protect = min(recent, self.pruner.protected_from(history, start))
@@ -347,16 +349,19 @@ class SummarisingContextManager(BoundaryFolding):
         grown = math.floor(baseline * (1 + budget.hysteresis_ratio))
         return max(budget.retrigger, min(grown, budget.history_hard_limit))
 
-    def _recent_start(self, history: History, start: int, tail_cap: int) -> int:
+    def _recent_start(
+        self, history: History, start: int, tail_cap: int, *, within_turn: bool = False
+    ) -> int:
         """Where the verbatim tail begins: at most ``keep_turns`` turns and ``tail_cap`` tokens.
 
         The tail starts at a user turn when the newest turn fits ``tail_cap``. When it
-        does not, the tail is that turn's newest messages that fit, from a
+        does not and ``within_turn`` (a summarizer call holds less than the history
+        limit), the tail is that turn's newest messages that fit, from a
         :func:`~._boundary.fold_points` position (never a tool result, so no tool group
-        is split): folding a turn larger than the tail whole would leave nothing of it
-        verbatim and, with a summarizer call smaller than the turn, a last call that is
-        mostly empty. When not even its last message fits, everything is folded
-        (``history.end``).
+        is split): folding the turn whole would leave a last call as empty as the turn
+        is badly aligned with the calls. Otherwise, or when not even its last message
+        fits, everything is folded (``history.end``): with one call for the whole fold,
+        a part-turn tail would only bring the next fold sooner.
         """
         keep = self.params.keep_turns
         if keep == 0:
@@ -368,8 +373,9 @@ class SummarisingContextManager(BoundaryFolding):
         for candidate in allowed:
             if history.tokens_between(candidate, history.end) <= tail_cap:
                 return candidate
-        newest = allowed[-1] if allowed else start
-        for candidate in fold_points(history, newest + 1, history.end):
-            if history.tokens_between(candidate, history.end) <= tail_cap:
-                return candidate
+        if within_turn:
+            newest = allowed[-1] if allowed else start
+            for candidate in fold_points(history, newest + 1, history.end):
+                if history.tokens_between(candidate, history.end) <= tail_cap:
+                    return candidate
         return history.end
