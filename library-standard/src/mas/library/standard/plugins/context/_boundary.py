@@ -4,12 +4,13 @@ A fold at a turn boundary leaves room for what the turn will add in flight — l
 from the peak working memory of the recent turns — so that tool results arriving
 mid-turn rarely force a second fold; mid-turn folds stay possible (nothing is cut) and
 are counted. Where one summarizer call holds less than the agent's history, a fold
-takes the next messages that still fit its last call, so no call goes half empty.
+takes the next turns that still fit its last call, so no call goes half empty.
 
-There, a fold may also end inside a turn, at any :func:`fold_points` position: before a
-message that is not a tool result, so a tool call always stays with its results. A turn
-larger than a summarizer call is otherwise folded whole, or not at all, and its fold's
-last call is as empty as the turn is badly aligned with the calls.
+Where one call holds less than the history at hand, a fold may also end inside a
+turn, at any :func:`fold_points` position: before a message that is not a tool result,
+so a tool call always stays with its results. A turn larger than a summarizer call is
+otherwise folded whole, or not at all, and its fold's last call is as empty as the turn
+is badly aligned with the calls.
 """
 
 from __future__ import annotations
@@ -93,20 +94,25 @@ class BoundaryFolding(Compacting):
         budget: ContextBudget,
         room: int,
         engine: SummaryEngine | None,
+        *,
+        within_turn: bool = False,
     ) -> int:
-        """``end`` moved past the next messages that fit the summarizer's last call.
+        """``end`` moved past the next whole turns (with ``within_turn``, messages) that
+        fit the summarizer's last call.
 
         The calls a fold makes are what it costs; a fold whose last call is half empty
         would leave those messages for a call of their own later, so the fold takes them
-        now, to the last :func:`fold_points` position that fits — the newest committed
-        turn too, when it fits. Unchanged where :meth:`_small_calls` says the calls are
-        not the cost.
+        now, to the last turn start (or :func:`fold_points` position) that fits — the
+        newest committed turn too, when it fits. Unchanged where :meth:`_small_calls`
+        says the calls are not the cost.
         """
         packing = self._small_calls(history, start, end, budget, room, engine)
         if packing is None:
             return end
         used = packing.used
-        for stop in [*fold_points(history, end + 1, history.end), history.end]:
+        stops = (fold_points(history, end + 1, history.end) if within_turn
+                 else history.turn_starts(end + 1))
+        for stop in [*stops, history.end]:
             used += sum(packing.cost(mask_skills(m)) for m in history.originals(end, stop))
             if used > packing.room:
                 break

@@ -194,11 +194,16 @@ class SummarisingContextManager(BoundaryFolding):
             return current
         start = self.live_start(history)
         room = self._summary_room(boundary, limit, engine)
-        small_calls = self._small_calls(history, start, start, budget, room, engine) is not None
+        # Inside a turn only where one summarizer call holds less than the history at
+        # hand: with a call that takes the whole fold, a part-turn tail only brings the
+        # next fold sooner.
+        calls = self._small_calls(history, start, start, budget, room, engine)
+        within_turn = calls is not None and calls.room < estimated
         recent = self._recent_start(history, start, self._tail_cap(boundary, space, room),
-                                    within_turn=small_calls)
-        if recent > start and small_calls:
-            recent = self._packed(history, start, recent, budget, room, engine)
+                                    within_turn=within_turn)
+        if recent > start:
+            recent = self._packed(history, start, recent, budget, room, engine,
+                                  within_turn=within_turn)
         fold_end = recent if recent > start else None
         protect = min(recent, self.pruner.protected_from(history, start))
         prunable = self.pruner.candidates(history, start, protect)
@@ -355,8 +360,8 @@ class SummarisingContextManager(BoundaryFolding):
         """Where the verbatim tail begins: at most ``keep_turns`` turns and ``tail_cap`` tokens.
 
         The tail starts at a user turn when the newest turn fits ``tail_cap``. When it
-        does not and ``within_turn`` (a summarizer call holds less than the history
-        limit), the tail is that turn's newest messages that fit, from a
+        does not and ``within_turn`` (a summarizer call holds less than the history at
+        hand), the tail is that turn's newest messages that fit, from a
         :func:`~._boundary.fold_points` position (never a tool result, so no tool group
         is split): folding the turn whole would leave a last call as empty as the turn
         is badly aligned with the calls. Otherwise, or when not even its last message
