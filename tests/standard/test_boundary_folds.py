@@ -65,3 +65,31 @@ def test_the_learned_peaks_survive_a_restore(binder, engine_double) -> None:
     restored.load_state(cm.to_state())
     assert restored.state.inflight_peaks == cm.state.inflight_peaks
     assert len(cm.state.inflight_peaks) == 5  # the sixth turn's peak joins when it ends
+
+
+def test_a_turn_larger_than_the_tail_keeps_its_newest_tool_groups_verbatim(
+    binder, engine_double
+) -> None:
+    """With a summarizer call smaller than the history (the summarizer inherits the agent's
+    6,000-token window), a newest turn over the tail's bound is folded up to a message
+    inside it — never a tool result — instead of whole: its newest tool groups and its
+    reply stay verbatim."""
+    cm, _ = binder({"type": "summarising", "params": {}})
+    history = History()
+    history.extend([{"role": "user", "content": "small " + "u" * 6_000},
+                    {"role": "assistant", "content": "ok " + "a" * 6_000}])
+    big: list[dict[str, Any]] = [{"role": "user", "content": "big turn " + "u" * 400}]
+    for k in range(3):
+        call = {"id": f"g{k}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        big += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": f"g{k}", "content": f"r{k} " + "r" * 3_000}]
+    big.append({"role": "assistant", "content": "done " + "a" * 400})
+    history.extend(big)
+    request = prepare_request(cm=cm, history=history, parts=ROLE,
+                              current_input={"role": "user", "content": "next"},
+                              working_memory=[], window=6_000, reserve=0,
+                              engine=engine_double())
+    assert request.managed.compacted and request.accounting.cut.messages == 0
+    live = request.managed.messages[request.managed.leading_rows:]
+    assert live == big[len(big) - len(live):] and 1 < len(live) < len(big)
+    assert live[0]["role"] == "assistant" and live[0].get("tool_calls")

@@ -174,9 +174,9 @@ def test_assembled_request_invariants(s: dict[str, Any]) -> None:
 
 @given(scenarios())
 def test_recent_turns_are_byte_identical_and_failures_lose_nothing(s: dict[str, Any]) -> None:
-    """The verbatim tail comes back byte-identical, whole turns, at most keep_turns of them
-    (keep_turns is an upper bound; tokens bound it too); a summarizer failure never loses a
-    committed message (count, order and ids kept)."""
+    """The verbatim tail comes back byte-identical, whole tool groups, at most keep_turns
+    user turns (keep_turns is an upper bound; tokens bound it too); a summarizer failure
+    never loses a committed message (count, order and ids kept)."""
     if s["cm"]["type"] != "summarising":
         s["cm"] = {"type": "summarising", "params": {"keep_turns": 2}}
     cm, rec = bound(s)
@@ -192,7 +192,9 @@ def test_recent_turns_are_byte_identical_and_failures_lose_nothing(s: dict[str, 
         assert live[len(live) - len(newest) :] == newest
     if cm.state.folded_through:
         assert live == original[len(original) - len(live) :]
-        assert not live or live[0]["role"] == "user"
+        # A user turn starts the tail, or a later message of the newest turn when that
+        # turn is over the tail's bound: never a tool result, so a call keeps its results.
+        assert not live or live[0]["role"] != "tool"
         assert len(user_turn_starts(live)) <= keep
     failed = bool(rec.of("compaction.exception"))
     cm.commit(history)

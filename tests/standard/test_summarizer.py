@@ -218,3 +218,20 @@ def test_drop_makes_no_call(recorder, ctx_factory, engine_double) -> None:
     engine = engine_double()
     result = summarizer(recorder, ctx_factory, "drop").summarize(SummaryRequest(TURNS), engine)
     assert result.text is None and result.llm_calls == 0 and engine.calls == []
+
+
+def test_json_tool_output_is_embedded_as_a_value_not_an_escaped_string(
+    recorder, ctx_factory, engine_double
+) -> None:
+    """Issue 22: a tool result that is itself JSON is carried as that value, so its quotes
+    are not escaped (JSON tool output grew by a quarter as a string); other text stays."""
+    output = json.dumps({"rows": [{"id": 7, "ref": "ORD-48213", "note": "a \"b\""}]})
+    turns = [*TURNS, {"role": "tool", "tool_call_id": "c1", "content": output},
+             {"role": "tool", "tool_call_id": "c2", "content": "[not json"}]
+    engine = engine_double()
+    summarizer(recorder, ctx_factory, "llm").summarize(
+        SummaryRequest(turns, window=128_000), engine)
+    payload = engine.calls[0]["messages"][1]["content"].split("\n", 1)[1]
+    rows = json.loads(payload)
+    assert rows[2]["content"] == json.loads(output) and rows[3]["content"] == "[not json"
+    assert '\\"ORD-48213\\"' not in payload and '"ORD-48213"' in payload

@@ -81,9 +81,14 @@ def message_text(message: Message) -> str:
 def _contents(data: Any) -> Iterator[str]:
     """Every ``content`` string inside a JSON document of messages (depth first)."""
     if isinstance(data, dict):
+        tool = data.get("role") == "tool"
         for key, value in data.items():
             if key in ("content", "summary", "text") and isinstance(value, str):
                 yield value
+            elif key == "content" and isinstance(value, (dict, list)) and tool:
+                # Tool output the summarizer embedded as a JSON value: its text, as the
+                # message carried it.
+                yield json.dumps(value, ensure_ascii=False)
             else:
                 yield from _contents(value)
     elif isinstance(data, list):

@@ -4,12 +4,19 @@ A fold at a turn boundary leaves room for what the turn will add in flight — l
 from the peak working memory of the recent turns — so that tool results arriving
 mid-turn rarely force a second fold; mid-turn folds stay possible (nothing is cut) and
 are counted. Where one summarizer call holds less than the agent's history, a fold
-takes the next whole turns that still fit its last call, so no call goes half empty.
+takes the next turns that still fit its last call, so no call goes half empty.
+
+Where one call holds less than the history at hand, a fold may also end inside a
+turn, at any :func:`fold_points` position: before a message that is not a tool result,
+so a tool call always stays with its results. A turn larger than a summarizer call is
+otherwise folded whole, or not at all, and its fold's last call is as empty as the turn
+is badly aligned with the calls.
 """
 
 from __future__ import annotations
 
 from mas.runtime.context import ContextBudget, History, mask_skills
+from mas.runtime.context.groups import is_tool_result
 from mas.runtime.protocols import SummaryEngine, SummaryRequest
 
 from ._compaction import Compacting
@@ -18,6 +25,13 @@ from .summarizer import Packing
 
 INFLIGHT_TURNS = 8
 """Recent turns whose in-flight peak (working memory) a boundary fold leaves room for."""
+
+
+def fold_points(history: History, start: int, stop: int) -> list[int]:
+    """Absolute numbers in ``[start, stop)`` where a fold may end: each message that is
+    not a tool result (the start of a tool group, a reply, a user turn)."""
+    return [i for i in range(max(start, history.base), min(stop, history.end))
+            if not is_tool_result(history.message(i))]
 
 
 class BoundaryFolding(Compacting):
@@ -43,7 +57,7 @@ class BoundaryFolding(Compacting):
         expected = max(self.state.inflight_peaks, default=0)
         return max(limit - max(0, expected - working_memory), limit // 2)
 
-    def _packed(
+    def _small_calls(
         self,
         history: History,
         start: int,
@@ -51,18 +65,15 @@ class BoundaryFolding(Compacting):
         budget: ContextBudget,
         room: int,
         engine: SummaryEngine | None,
-    ) -> int:
-        """``end`` moved past the next whole turns that fit the summarizer's last call.
-
-        The calls a fold makes are what it costs; a fold whose last call is half empty
-        would leave those turns for a call of their own later, so the fold takes them
-        now — the newest committed turn too, when it fits. Unchanged when the summarizer
-        cannot say how it packs (``packing``) or one of its calls holds the whole history
-        limit.
-        """
+    ) -> Packing | None:
+        """How folding ``[start, end)`` would fill the summarizer's calls, where one call
+        holds less than the agent's history limit: there the calls, not the folds, are
+        the cost. ``None`` elsewhere (a larger summarizer window folds as usual, so the
+        verbatim tail keeps its recent turns) and when the summarizer cannot say how it
+        packs (``packing``)."""
         packing_of = getattr(self.summarizer, "packing", None)
         if not callable(packing_of):
-            return end
+            return None
         request = SummaryRequest(
             messages=[mask_skills(m) for m in history.originals(start, end)],
             previous_summary=self.state.summary,
@@ -71,13 +82,37 @@ class BoundaryFolding(Compacting):
             .text_room(self.estimator),
         )
         packing = packing_of(request, engine)
-        # Only where one summarizer call holds less than the agent's history: there the
-        # calls, not the folds, are the cost. A larger summarizer window folds as usual,
-        # so the verbatim tail keeps its recent turns.
         if not isinstance(packing, Packing) or packing.room >= budget.history_hard_limit:
+            return None
+        return packing
+
+    def _packed(
+        self,
+        history: History,
+        start: int,
+        end: int,
+        budget: ContextBudget,
+        room: int,
+        engine: SummaryEngine | None,
+        *,
+        within_turn: bool = False,
+    ) -> int:
+        """``end`` moved past the next whole turns (with ``within_turn``, messages) that
+        fit the summarizer's last call.
+
+        The calls a fold makes are what it costs; a fold whose last call is half empty
+        would leave those messages for a call of their own later, so the fold takes them
+        now, to the last turn start (or :func:`fold_points` position) that fits — the
+        newest committed turn too, when it fits. Unchanged where :meth:`_small_calls`
+        says the calls are not the cost.
+        """
+        packing = self._small_calls(history, start, end, budget, room, engine)
+        if packing is None:
             return end
         used = packing.used
-        for stop in [*history.turn_starts(end + 1), history.end]:
+        stops = (fold_points(history, end + 1, history.end) if within_turn
+                 else history.turn_starts(end + 1))
+        for stop in [*stops, history.end]:
             used += sum(packing.cost(mask_skills(m)) for m in history.originals(end, stop))
             if used > packing.room:
                 break

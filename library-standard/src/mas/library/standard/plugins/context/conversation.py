@@ -33,7 +33,7 @@ from mas.runtime.runtime import Runtime
 from mas.runtime.spec.binding import Binding, bind
 
 from ._base import summary_row
-from ._boundary import BoundaryFolding
+from ._boundary import BoundaryFolding, fold_points
 from ._compaction import pruned_counts
 from ._params import AutoInt, RecallFields, TriggerParams, TrimmerParams, budget_settings
 from .identifier_check import UNRANKED, CheckMode, IdentifierCheck, SummaryFit
@@ -251,10 +251,16 @@ class SummarisingContextManager(BoundaryFolding):
         start = self.live_start(history)
         room = self._summary_room(boundary, limit, engine)
         bound = self._tail_cap(boundary, space, room)
-        recent = self._recent_start(history, start, bound)
+        # Inside a turn only where one summarizer call holds less than the history at
+        # hand: with a call that takes the whole fold, a part-turn tail only brings the
+        # next fold sooner.
+        calls = self._small_calls(history, start, start, budget, room, engine)
+        within_turn = calls is not None and calls.room < estimated
+        recent = self._recent_start(history, start, bound, within_turn=within_turn)
         self._check_tail(history, start, recent, bound, boundary, room)
         if recent > start:
-            recent = self._packed(history, start, recent, budget, room, engine)
+            recent = self._packed(history, start, recent, budget, room, engine,
+                                  within_turn=within_turn)
         fold_end = recent if recent > start else None
         protect = min(recent, self.pruner.protected_from(history, start))
         prunable = self.pruner.candidates(history, start, protect)
@@ -429,11 +435,19 @@ class SummarisingContextManager(BoundaryFolding):
         grown = math.floor(baseline * (1 + budget.hysteresis_ratio))
         return max(budget.retrigger, min(grown, budget.history_hard_limit))
 
-    def _recent_start(self, history: History, start: int, tail_cap: int) -> int:
+    def _recent_start(
+        self, history: History, start: int, tail_cap: int, *, within_turn: bool = False
+    ) -> int:
         """Where the verbatim tail begins: at most ``keep_turns`` turns and ``tail_cap`` tokens.
 
-        The tail starts at a user turn, so no tool group is split. When even the newest
-        committed turn is over ``tail_cap`` everything is folded (``history.end``).
+        The tail starts at a user turn when the newest turn fits ``tail_cap``. When it
+        does not and ``within_turn`` (a summarizer call holds less than the history at
+        hand), the tail is that turn's newest messages that fit, from a
+        :func:`~._boundary.fold_points` position (never a tool result, so no tool group
+        is split): folding the turn whole would leave a last call as empty as the turn
+        is badly aligned with the calls. Otherwise, or when not even its last message
+        fits, everything is folded (``history.end``): with one call for the whole fold,
+        a part-turn tail would only bring the next fold sooner.
         """
         keep = self.params.keep_turns
         if keep == 0:
@@ -445,4 +459,9 @@ class SummarisingContextManager(BoundaryFolding):
         for candidate in allowed:
             if history.tokens_between(candidate, history.end) <= tail_cap:
                 return candidate
+        if within_turn:
+            newest = allowed[-1] if allowed else start
+            for candidate in fold_points(history, newest + 1, history.end):
+                if history.tokens_between(candidate, history.end) <= tail_cap:
+                    return candidate
         return history.end
