@@ -95,8 +95,14 @@ browser:
 screenshots: $(STAMP) browser
 	$(BIN)/python docs/screenshots.py
 
+# The suite in two phases: every test not marked serial spread over one worker process
+# per core (pytest-xdist, four at most), a test file's tests on one worker so its module
+# fixtures are built once; then the serial ones alone (they hold a call to a wall-clock
+# bound that other tests' load would skew). The second phase runs even when the first
+# fails; make test fails if either does.
 test: $(TEST_STAMP) $(MCE_STAMP) $(PHOENIX_STAMP) browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile -m "not serial"; \
+	parallel=$$?; $(BIN)/python -m pytest -m serial && exit $$parallel
 
 # Benchmarks run in their own venv: the peers' pins never touch the test venv.
 lint: $(TEST_STAMP)

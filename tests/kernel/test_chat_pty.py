@@ -223,7 +223,12 @@ def test_ctrl_c_during_an_answer_drops_the_turn_and_the_chat_goes_on(
         term, out = chat("--infra", "infra.yaml", SLOW_KEY="sk-local-0123456789")
         term.expect(r"you> ")
         term.type("this answer never comes\r")
-        time.sleep(1.5)  # the request is at the server, which holds it
+        # Ctrl-C once the request is at the server, which holds it: waited for, not
+        # slept on, since a loaded machine may take longer to send it.
+        deadline = time.monotonic() + 60
+        while not provider.requests:
+            assert time.monotonic() < deadline, "the turn's request never reached the server"
+            time.sleep(0.05)
         term.type("\x03")
         term.expect(r"interrupted: that turn was not kept")
         term.expect(r"you> ")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -66,11 +67,19 @@ def test_license_is_apache_and_every_distribution_ships_it() -> None:
 
 @pytest.fixture(scope="module")
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A wheel of each distribution, built offline from this checkout."""
+    """A wheel of each distribution, built offline from a copy of this checkout's folders.
+
+    A build runs in its source tree and writes ``build/`` and ``*.egg-info`` there: in the
+    checkout, that is beside the sources every other test process imports.
+    """
     out = tmp_path_factory.mktemp("wheels")
+    sources = tmp_path_factory.mktemp("sources")
+    skip = shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "runs")
+    for folder in DISTRIBUTIONS.values():
+        shutil.copytree(ROOT / folder, sources / folder, symlinks=True, ignore=skip)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-         "--no-index", "-w", str(out), *(str(ROOT / folder) for folder in DISTRIBUTIONS.values())],
+         "--no-index", "-w", str(out), *(str(sources / folder) for folder in DISTRIBUTIONS.values())],
         check=True, timeout=300, env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"),
     )
     built = {w.name.split("-")[0].replace("_", "-"): w for w in out.glob("*.whl")}

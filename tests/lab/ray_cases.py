@@ -29,6 +29,7 @@ from ray import cloudpickle
 from mas.library.lab import SessionJob, run_experiment
 from mas.library.lab.executors._ray_worker import plugin_inventory
 from mas.library.lab.executors.ray_backend import WORKER_LOST, check_cluster, import_ray
+from mas.library.lab.executors.ray_reaper import below, process_table
 from mas.library.lab.sessions import default_session_function
 from mas.runtime import Runtime
 from mas.runtime.engine._litellm import load_litellm
@@ -367,9 +368,11 @@ def test_a_killed_driver_leaves_no_ray_instance_it_started(
     # "local": the driver starts its own instance beside the module's; SIGKILL runs none of
     # its code, and the kernel ends only Ray's GCS and raylet, not the raylet's agents.
     path = experiment(make_experiment, tmp_path / "exp", "ray-reaped", post=JUDGE)
-    before = set(_ray_processes())
-    with killed_after_one_session(tmp_path / "driver.py", path, tmp_path / "runs", "local"):
-        started = set(_ray_processes()) - before
+    with killed_after_one_session(tmp_path / "driver.py", path, tmp_path / "runs",
+                                  "local") as driver:
+        # Its own instance only: Ray processes below the driver, not those another test
+        # (or another suite on this machine) starts meanwhile.
+        started = set(_ray_processes()) & below({driver.pid}, process_table())
         assert started, "the driver started no Ray instance of its own"
     deadline = time.monotonic() + 60  # a bound on a failure, not a timing assertion
     while set(_ray_processes()) & started and time.monotonic() < deadline:

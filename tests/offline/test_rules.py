@@ -307,8 +307,9 @@ def test_clause_around_picks_what_the_clause_regex_picks(pieces: list[str], iden
 
 def test_clause_around_stays_fast_on_a_long_session() -> None:
     material = " ".join(f"Room R-{i} is booked for the afternoon sync." for i in range(4000))
-    started = time.perf_counter()
+    # This thread's CPU time: time a loaded machine gives other processes does not count.
+    started = time.thread_time()
     for i in range(3980, 4000):
         assert clause_around(material, f"R-{i}") == f" Room R-{i} is booked for the afternoon sync"
     assert clause_around(material, "R-99999") is None
-    assert time.perf_counter() - started < 0.5  # the regex: about 0.1 s per identifier here
+    assert time.thread_time() - started < 0.5  # the regex: about 0.1 s per identifier here

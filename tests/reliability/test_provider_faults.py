@@ -27,6 +27,7 @@ def _engine(base_url: str, **overrides: object) -> tuple[Engine, list[float]]:
     return Engine(Runtime.create(entry_points=False), **settings), waits  # type: ignore[arg-type]
 
 
+@pytest.mark.serial  # the wall clock against a 1 s timeout: other tests' load would skew it
 def test_a_trickling_reply_is_cut_off_at_the_timeout_not_per_read() -> None:
     with serve(delay=0.05) as provider:  # ~300 bytes: 15 s in all
         engine, waits = _engine(provider.base_url, timeout=1.0, num_retries=2)
