@@ -456,3 +456,4 @@ def test_in_flight_results_that_leave_no_room_fold_instead_of_being_cut(
     managed = cm.manage_history(history, busy, engine=engine)
     assert len(engine.calls) == 1 and managed.compacted
     assert managed.tokens <= busy.history_hard_limit
+

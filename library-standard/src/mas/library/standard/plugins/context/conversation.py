@@ -425,10 +425,18 @@ class SummarisingContextManager(BoundaryFolding):
             return budget.retrigger
         if not self._warned_baseline:
             self._warned_baseline = True
-            log.warning(
+            # Without an explicit tail_tokens the tail and the summary stay within half the
+            # trigger, so what is over it is the turn in progress, its tool results and the
+            # retained skill rows: the hysteresis at work, not a setting to change (the
+            # compaction's event records the tokens either way).
+            settings_at_fault = "tail_tokens" in self.params.model_fields_set
+            log.log(
+                logging.WARNING if settings_at_fault else logging.INFO,
                 "summarising: the kept turns and summary (%d tokens) exceed the trigger "
                 "(%d, %s); the summary is rewritten whenever history grows %.0f%% past them. "
-                "Lower keep_turns or raise summary_threshold for fewer summarizer calls.",
+                + ("Lower tail_tokens or keep_turns, or raise summary_threshold, for fewer "
+                   "summarizer calls." if settings_at_fault else
+                   "What is over is the turn in progress, its tool results and retained skills."),
                 baseline, budget.soft_trigger, budget.trigger_source,
                 budget.hysteresis_ratio * 100,
             )
