@@ -42,7 +42,6 @@ import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-
 from pathlib import Path
 
 from mas.runtime.context.archive import Archive

@@ -50,6 +50,18 @@ def test_verbose_keeps_the_logger_name_on_one_line() -> None:
     ]
 
 
+def test_a_pipe_without_columns_gets_one_line_per_record() -> None:
+    script = (
+        "import logging\n"
+        "from mas.runtime.cli.log_format import configure_logging\n"
+        "configure_logging(False)\n"
+        f"logging.getLogger('x').warning({LONG!r})\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={"PATH": ""}, timeout=60, check=True)
+    assert done.stderr.splitlines() == [f"warning: {LONG}"]
+
+
 def test_the_traceback_of_a_logged_exception_is_kept() -> None:
     try:
         raise RuntimeError("boom")

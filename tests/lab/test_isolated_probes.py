@@ -164,7 +164,8 @@ def test_what_degrades_in_a_copy_degrades_the_session(runtime: Runtime, tmp_path
     (tmp_path / "agent.yaml").write_text((tmp_path / "agent.yaml").read_text().replace(
         "context_window: 8000", "context_window: 1600"))
     path.write_text(path.read_text().replace(
-        "{type: sliding_window, params: {keep_turns: 1}}", "{type: stack}"))
+        "{type: sliding_window, params: {keep_turns: 1}}",
+        "{type: stack, params: {max_tokens: null}}"))  # no token bound: the trim cuts
     outcome = run_experiment(runtime, path, runs_root=tmp_path / "runs", flavours=["window"])
     folder = outcome.run.path / "sessions" / "window" / "sample-1" / "run-0"
     transcript = json.loads((folder / "transcript.json").read_text())

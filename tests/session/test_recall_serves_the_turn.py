@@ -75,8 +75,9 @@ def test_recall_is_sized_to_the_room_left(make_session) -> None:
 
 
 def test_what_the_trim_cuts_is_archived_and_recalled(make_session, tmp_path: Path) -> None:
-    """``stack`` keeps everything, so the final trim cuts: the cut goes to the archive."""
-    session = make_session(window=2500, cm="stack", params="{recall: true}",
+    """``stack`` bounded by no token limit keeps everything, so the final trim cuts: the cut
+    goes to the archive."""
+    session = make_session(window=2500, cm="stack", params="{recall: true, max_tokens: null}",
                            state=tmp_path / "run" / "session.json")
     answers = play(session, 20)
     view = session.inspect_context()

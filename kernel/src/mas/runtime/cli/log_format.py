@@ -2,14 +2,18 @@
 
 Without ``-v`` a warning is for the person at the terminal: ``warning: <message>``, wrapped
 to at most 100 columns with the continuation lines indented, so it reads beside the
-progress bar and the tables that already fit 100 columns. With ``-v`` the record keeps its
-level and logger name on one line, for whoever is tracing where it came from.
+progress bar and the tables that already fit 100 columns. When stderr is not a terminal
+(a pipe, a log file) and ``COLUMNS`` is not set, each record stays on one line, for grep
+and log collectors. With ``-v`` the record keeps its level and logger name on one line,
+for whoever is tracing where it came from.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import sys
 import textwrap
 
 MAX_COLUMNS = 100
@@ -29,11 +33,16 @@ class TerminalFormatter(logging.Formatter):
 
     def __init__(self, columns: int | None = None) -> None:
         super().__init__()
-        self.columns = columns if columns is not None else terminal_columns()
+        self.columns = columns
+        """Wrap width; ``None``: one line per record."""
 
     def format(self, record: logging.LogRecord) -> str:
         """The record's message behind its level in lower case, wrapped to ``columns``."""
         head = f"{record.levelname.lower()}: "
+        if self.columns is None:
+            text = head + record.getMessage()
+            return text + ("\n" + self.formatException(record.exc_info)
+                           if record.exc_info else "")
         paragraphs = record.getMessage().splitlines() or [""]
         lines: list[str] = []
         for number, paragraph in enumerate(paragraphs):
@@ -41,7 +50,7 @@ class TerminalFormatter(logging.Formatter):
                 paragraph, width=self.columns,
                 initial_indent=head if number == 0 else "  ",
                 subsequent_indent="  ",
-                break_long_words=True, break_on_hyphens=False,
+                break_long_words=False, break_on_hyphens=False,
             ) or [head.rstrip() if number == 0 else ""])
         text = "\n".join(lines)
         if record.exc_info:
@@ -50,9 +59,12 @@ class TerminalFormatter(logging.Formatter):
 
 
 def configure_logging(verbose: bool) -> None:
-    """Send log records to stderr: INFO and the long form with ``-v``, else warnings wrapped."""
+    """Send log records to stderr: INFO and the long form with ``-v``, else warnings, wrapped
+    on a terminal (or when ``COLUMNS`` is set)."""
     handler = logging.StreamHandler()
+    wrap = sys.stderr.isatty() or "COLUMNS" in os.environ
     handler.setFormatter(
-        logging.Formatter(VERBOSE_FORMAT) if verbose else TerminalFormatter()
+        logging.Formatter(VERBOSE_FORMAT) if verbose
+        else TerminalFormatter(terminal_columns() if wrap else None)
     )
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler])
