@@ -39,9 +39,9 @@ TIMING_FIELDS = {"ts", "latency_s", "setup_s", "monotonic_time", "system_time", 
                  "created"}
 """The fields docs/lab.md lists as timing: the only ones allowed to differ between backends."""
 
-# The sessions are judged one vote at a time: the judge's simulated provider cache is shared
-# by every vote of the step, so concurrent votes would make cached-token counts depend on
-# thread timing on either backend. The sessions themselves run two at a time.
+# These cases judge one vote at a time, as they did before each vote got a provider cache of
+# its own (issue 26 item 11); the item-11 case uses the stock, concurrent judge. The
+# sessions themselves run two at a time.
 JUDGE = "      - {type: eval_mce, config: {max_concurrency: 1}}\n"
 POST = "      - {type: run_sessions, config: {max_concurrency: 2}}\n" + JUDGE
 
