@@ -16,8 +16,29 @@ LONG = (
 )
 
 
-def emit(verbose: bool, columns: int) -> list[str]:
-    """What a fresh interpreter prints on stderr for one long warning, logged as mas-ctl does."""
+def wrapped(columns: int) -> list[str]:
+    """The long warning as the terminal form prints it at ``columns``."""
+    record = logging.LogRecord("mas.library.standard.plugins.context.conversation",
+                               logging.WARNING, __file__, 1, LONG, None, None)
+    return TerminalFormatter(columns=columns).format(record).splitlines()
+
+
+def test_a_long_warning_is_wrapped_within_100_columns_and_loses_no_word() -> None:
+    lines = wrapped(MAX_COLUMNS)
+    assert lines[0].startswith("warning: summarising: the kept turns")
+    assert all(len(line) <= MAX_COLUMNS for line in lines)
+    assert all(line.startswith("  ") for line in lines[1:])
+    assert " ".join(line.strip() for line in lines).removeprefix("warning: ") == LONG
+
+
+def test_a_narrow_terminal_narrows_the_wrap() -> None:
+    lines = wrapped(60)
+    assert max(len(line) for line in lines) <= 60
+    assert len(lines) > 3
+
+
+def emit(verbose: bool) -> list[str]:
+    """What a fresh interpreter prints on stderr (a pipe) for one long warning."""
     script = (
         "import logging\n"
         "from mas.runtime.cli.log_format import configure_logging\n"
@@ -26,40 +47,18 @@ def emit(verbose: bool, columns: int) -> list[str]:
         f".warning({LONG!r})\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env={"COLUMNS": str(columns), "PATH": ""}, timeout=60, check=True)
+                          env={"PATH": ""}, timeout=60, check=True)
     return done.stderr.splitlines()
 
 
-def test_a_long_warning_is_wrapped_within_100_columns_and_loses_no_word() -> None:
-    lines = emit(verbose=False, columns=250)
-    assert lines[0].startswith("warning: summarising: the kept turns")
-    assert all(len(line) <= MAX_COLUMNS for line in lines)
-    assert all(line.startswith("  ") for line in lines[1:])
-    assert " ".join(line.strip() for line in lines).removeprefix("warning: ") == LONG
-
-
-def test_a_narrow_terminal_narrows_the_wrap() -> None:
-    lines = emit(verbose=False, columns=60)
-    assert max(len(line) for line in lines) <= 60
-    assert len(lines) > 3
-
-
 def test_verbose_keeps_the_logger_name_on_one_line() -> None:
-    assert emit(verbose=True, columns=80) == [
+    assert emit(verbose=True) == [
         f"WARNING mas.library.standard.plugins.context.conversation: {LONG}"
     ]
 
 
-def test_a_pipe_without_columns_gets_one_line_per_record() -> None:
-    script = (
-        "import logging\n"
-        "from mas.runtime.cli.log_format import configure_logging\n"
-        "configure_logging(False)\n"
-        f"logging.getLogger('x').warning({LONG!r})\n"
-    )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env={"PATH": ""}, timeout=60, check=True)
-    assert done.stderr.splitlines() == [f"warning: {LONG}"]
+def test_a_pipe_gets_one_line_per_record() -> None:
+    assert emit(verbose=False) == [f"warning: {LONG}"]
 
 
 def test_the_traceback_of_a_logged_exception_is_kept() -> None:

@@ -3,15 +3,14 @@
 Without ``-v`` a warning is for the person at the terminal: ``warning: <message>``, wrapped
 to at most 100 columns with the continuation lines indented, so it reads beside the
 progress bar and the tables that already fit 100 columns. When stderr is not a terminal
-(a pipe, a log file) and ``COLUMNS`` is not set, each record stays on one line, for grep
-and log collectors. With ``-v`` the record keeps its level and logger name on one line,
-for whoever is tracing where it came from.
+(a pipe, a log file), each record stays on one line, for grep and log collectors. With
+``-v`` the record keeps its level and logger name on one line, for whoever is tracing
+where it came from.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import sys
 import textwrap
@@ -60,9 +59,9 @@ class TerminalFormatter(logging.Formatter):
 
 def configure_logging(verbose: bool) -> None:
     """Send log records to stderr: INFO and the long form with ``-v``, else warnings, wrapped
-    on a terminal (or when ``COLUMNS`` is set)."""
+    on a terminal."""
     handler = logging.StreamHandler()
-    wrap = sys.stderr.isatty() or "COLUMNS" in os.environ
+    wrap = sys.stderr.isatty()
     handler.setFormatter(
         logging.Formatter(VERBOSE_FORMAT) if verbose
         else TerminalFormatter(terminal_columns() if wrap else None)
