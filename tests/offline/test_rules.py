@@ -92,6 +92,22 @@ def test_a_question_on_the_last_line_is_still_asked_and_recalled_for():
     assert answer.rule == "recall" and answer.tool_calls
 
 
+def test_a_transcript_ending_on_a_speakers_question_is_the_other_speakers_to_answer():
+    ended = TRANSCRIPT + "\nCaroline: And did you see the lake at night?"
+    answer = respond([SYSTEM, user(ended)], tools=RECALL)
+    assert (answer.text, answer.tool_calls) == ("Noted.", [])
+    # key: value lines name a different key each: no dialog, so the question stands
+    facts = "Order: ORD-7781\nAmount: 142.50 EUR\nQuestion: what is the order?"
+    assert respond([SYSTEM, user(facts)], tools=RECALL).rule != "statement"
+
+
+def test_the_recall_query_is_the_question_in_its_own_words():
+    answer = respond([SYSTEM, user(TRANSCRIPT + "\nWhere did Caroline move from? "
+                                              "And what did Melanie roast?")], tools=RECALL)
+    query = json.loads(answer.tool_calls[0]["function"]["arguments"])["query"]
+    assert query == "Caroline move; Melanie roast", "each question, unstemmed, the chat left out"
+
+
 def test_the_same_request_always_gets_the_same_answer():
     messages = [*FACTS, user("What was my order ID?")]
     assert respond(messages) == respond(json.loads(json.dumps(messages)))

@@ -67,6 +67,26 @@ def test_recall_brings_back_a_fact_the_summary_lost(make_session, tmp_path: Path
     assert view.accounting["dropped"]["messages"] > 0 and view.accounting["cut"]["messages"] == 0
 
 
+def test_the_tool_is_offered_once_something_has_left_the_request(make_session) -> None:
+    # Before the first fold there is nothing to find, and its schema would take room
+    # from the history the request could keep.
+    session = make_session(window=3000, params="{keep_turns: 2, summarizer: drop, recall: true}")
+
+    def offered() -> bool:
+        request = session.last_request
+        return RECALL_TOOL in [t["function"]["name"] for t in (request.tools or [])]
+
+    session.send(FACT)
+    assert not offered() and session.inspect_context().archive["messages"] == 0
+    turns = 0
+    while session.inspect_context().archive["messages"] == 0:
+        session.send(f"Turn {turns}. {FILLER}")
+        turns += 1
+        assert turns < 30, "never folded"
+    session.send("What is the warehouse door code?")
+    assert offered() and "KX-5521" in session.send("What is the warehouse door code?").answer
+
+
 def test_without_recall_the_fact_is_gone_and_no_tool_is_offered(make_session) -> None:
     session = make_session(window=3000, params="{keep_turns: 2, summarizer: drop}")
     assert RECALL_TOOL not in [t.name for t in session.tools]

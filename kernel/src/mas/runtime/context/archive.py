@@ -259,6 +259,12 @@ class Archive:
                 "select role, body from messages where position = ?", (position,)).fetchone()
         return (row[0], message_lines(json.loads(row[1]))) if row is not None else None
 
+    def holds_messages(self) -> bool:
+        """Whether any message is archived (one indexed lookup, not a count)."""
+        with self._lock:
+            row = self._db.execute("select exists(select 1 from messages)").fetchone()
+        return bool(row[0])
+
     def stats(self) -> dict[str, Any]:
         """``messages``, ``bytes``, ``first`` and ``last`` position, ``evicted`` so far, and
         ``cut``: messages archived because the final trim cut them."""

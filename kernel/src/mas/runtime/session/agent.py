@@ -138,6 +138,10 @@ class AgentSession:
         self._by_name = {tool.name: tool for tool in self.tools}
         # The same schema objects every call: the request estimate remembers them.
         self._schemas = [tool.schema for tool in self.tools] or None
+        # recall_context is offered once something has left the request: before, there
+        # is nothing to find, and its schema would take room from the history.
+        self._schemas_before_recall = [
+            tool.schema for tool in self.tools if tool is not self.memory.tool] or None
         self._journal: StateJournal | None = None
         # Provider-side state loaded with a saved turn and not yet handed to the engine
         # (see _provider_state): given back just before the first call after a resume.
@@ -164,7 +168,7 @@ class AgentSession:
             _provider_state.restore(self.engine, self._provider_pending)
             self._provider_pending = None
         working: list[Message] = []
-        schemas = self._schemas
+        schemas = self._schemas if self.memory.has_archived() else self._schemas_before_recall
         calls = compactions = 0
         answer = ""
         self.memory.start_turn()

@@ -152,15 +152,15 @@ class SessionMemory:
 
     # -- the recall tool ------------------------------------------------------------
 
-    def _tool(self) -> Tool:
-        def recall_context(query: str) -> str:
-            """Search earlier parts of this conversation that are no longer in view.
+    def has_archived(self) -> bool:
+        """Whether the archive holds anything to recall (the tool is offered from then)."""
+        return self.archive is not None and self.archive.holds_messages()
 
-            Give words, names or identifiers (an order code, an amount) to look for;
-            several questions at once go separated by ``;``. The best-matching earlier
-            lines come back verbatim, each with the lines around it and its message's
-            first line (a session's date).
-            """
+    def _tool(self) -> Tool:
+        # The description is sent with every request once offered: kept short.
+        def recall_context(query: str) -> str:
+            """Search earlier parts of this conversation no longer in view: the
+            best-matching lines come back verbatim, with their context."""
             return self._recall(str(query))
 
         return Tool.from_function(
@@ -170,8 +170,8 @@ class SessionMemory:
                 "type": "object",
                 "properties": {"query": {
                     "type": "string",
-                    "description": "Words, names or identifiers to look for; separate "
-                                   "several questions with ';'."}},
+                    "description": "Words, names or codes to look for; "
+                                   "';' between questions."}},
                 "required": ["query"],
             },
         )

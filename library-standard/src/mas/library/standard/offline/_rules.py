@@ -33,7 +33,10 @@ from mas.library.standard.offline._text import (
     content_text,
     is_fact,
     keywords,
+    line_sentences,
+    lines,
     message_text,
+    query_words,
     sentences,
 )
 from mas.runtime.protocols import Message
@@ -51,6 +54,8 @@ _EXPECTED = re.compile(
     r"^[^\S\n]*(?:expected(?: facts?| answer| output)?|reference(?: answer)?)\s*:\s*(.+)$",
     re.IGNORECASE | re.MULTILINE,
 )
+# A line of a pasted dialog: a speaker's name (one to three capitalised words), a colon.
+_SPEAKER_LINE = re.compile(r"^\s*[A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}:\s")
 _LIKERT = re.compile(r"\b1\s*(?:-|–|to)\s*5\b")
 _DONT_KNOW = re.compile(r"\bI don't know\b")
 
@@ -114,9 +119,23 @@ def _wants_judgement(messages: list[Message], response_format: dict[str, Any] | 
 def _is_question(text: str) -> bool:
     # The last line decides: a pasted transcript holds other people's questions, and a
     # model told to read along notes it rather than answering (or recalling for) them.
-    lines = [line for line in text.splitlines() if line.strip()]
-    last = lines[-1] if lines else ""
+    # So does a dialog that ends on a speaker's line: that question is the other
+    # speaker's to answer.
+    said = lines(text)
+    last = said[-1] if said else ""
+    if _is_dialog_line(last, said):
+        return False
     return "?" in last or bool(_QUESTION_START.match(last))
+
+
+def _is_dialog_line(last: str, said: list[str]) -> bool:
+    """``last`` is a speaker's line of a dialog: its speaker spoke earlier, and so did
+    another (``key: value`` lines name a different key each, so they are no dialog)."""
+    speaker = _SPEAKER_LINE.match(last)
+    if speaker is None:
+        return False
+    speakers = [m.group(0).strip() for line in said[:-1] if (m := _SPEAKER_LINE.match(line))]
+    return speaker.group(0).strip() in speakers and len(set(speakers)) > 1
 
 
 # ------------------------------------------------------------------------------------
@@ -177,8 +196,13 @@ RECALL_TOOL = "recall_context"
 
 
 def recall_call(question: str) -> Answer:
-    """Ask the archive for what the question is about: its keywords as the query."""
-    query = " ".join(sorted(keywords(question)))
+    """Ask the archive for what the question is about: the content words of the question
+    sentences of its last line (the line that made it a question, whole when none ends in
+    "?"), in order, as a model writes a query; several go separated by ``;``."""
+    last = lines(question)[-1:]
+    said = line_sentences(last[0]) if last else []
+    asked = [s for s in said if s.endswith("?")] or said
+    query = "; ".join(" ".join(words) for s in asked if (words := query_words(s)))
     arguments = json.dumps({"query": query}, ensure_ascii=False)
     call_id = "call_" + hashlib.sha256(f"recall\x1f{question}".encode()).hexdigest()[:16]
     call = {"id": call_id, "type": "function",

@@ -144,6 +144,17 @@ def keywords(text: str) -> set[str]:
     return {w for w in words if len(w) > 1 and w not in STOPWORDS}
 
 
+def query_words(text: str) -> list[str]:
+    """The content words of ``text`` in order, as written (the first of each, ignoring
+    case): a search query, for a search that does its own stemming."""
+    seen: dict[str, str] = {}
+    for word in _WORD.findall(text):
+        lower = word.lower()
+        if len(lower) > 1 and lower not in STOPWORDS:
+            seen.setdefault(lower, word)
+    return list(seen.values())
+
+
 def is_fact(sentence: str) -> bool:
     """A sentence that states something checkable: an identifier or number, a
     ``key: value`` line, a name inside the sentence, or an "X is Y" statement."""
