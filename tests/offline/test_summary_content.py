@@ -79,6 +79,10 @@ def test_header_dates() -> None:
     assert header_date("DATE: 2023-05-08") == (True, "2023-05-08")
     assert header_date("On 8 May 2023 I went to the park.") == (False, None)
     assert header_date("Session notes: the order ORD-1 shipped") == (False, None)
+    # how the LoCoMo reader heads a session: who takes part closes it
+    assert header_date("Session 1, 1:56 pm on 8 May, 2023 (Caroline and Melanie)") == (
+        True, "1:56 pm on 8 May, 2023")
+    assert header_date("Session 3 (bought a car)") == (False, None)
 
 
 def test_greetings_with_names_are_small_talk_and_statements_are_not() -> None:

@@ -99,6 +99,14 @@ def test_the_section_looks_up_no_phrase_for_a_line_that_cannot_fit() -> None:
     assert section.endswith("- ORD-1000: ORD-1000 shipped.")
 
 
+def test_a_phrase_from_an_earlier_section_line_does_not_repeat_its_head() -> None:
+    # The running summary is folded again with its section: the identifier is found
+    # first in its own line there, whose head must not pile up fold after fold.
+    summary = {"role": "system", "content": "[Identifiers kept verbatim by the identifier "
+               "check]\n- 4 years: 4 years: I've known these friends for 4 years."}
+    assert _Phrases([summary])("4 years") == "I've known these friends for 4 years."
+
+
 def test_a_long_sentence_phrase_is_cut_around_the_identifier() -> None:
     row = " ".join(f"ref ORD-{n} ok" for n in range(1000, 1400))  # one long "sentence"
     phrases = _Phrases([{"role": "tool", "content": row}])

@@ -30,6 +30,8 @@ _LABELS = frozenset({"session", "conversation", "chat", "dialogue", "dialog", "d
 _WORD = re.compile(r"[^\W_]+")
 _MAX_HEADER = 160
 """Longest line taken for a header."""
+_PARTICIPANTS = re.compile(r"\(([^()]*)\)$")
+"""A header's closing parenthesis naming who takes part: ``(Caroline and Melanie)``."""
 
 _PHATIC_TEXT = (
     "hi hey hello hiya howdy yo good great nice lovely glad happy awesome cool wow oh ah aw "
@@ -59,11 +61,15 @@ def header_date(line: str) -> tuple[bool, str | None]:
     """Whether ``line`` is a session header, and the date/time text it gives (if any).
 
     A header holds dates, times, numbers and :data:`HEADER_WORDS` only, with a date, a time
-    or a label word (``Session 3``, ``Date:``) among them: ``[Session 3 — 1:56 pm on 8 May,
-    2023]`` gives ``1:56 pm on 8 May, 2023``.
+    or a label word (``Session 3``, ``Date:``) among them, and may end naming who takes part
+    in parentheses: ``[Session 3 — 1:56 pm on 8 May, 2023]`` and ``Session 3, 1:56 pm on
+    8 May, 2023 (Caroline and Melanie)`` give ``1:56 pm on 8 May, 2023``.
     """
     if len(line) > _MAX_HEADER or line.endswith("?"):
         return False, None
+    named = _PARTICIPANTS.search(line.rstrip())
+    if named and all(w[0].isupper() or w == "and" for w in _WORD.findall(named.group(1))):
+        line = line[: named.start()]
     spans = sorted(chain((m.span() for m in patterns.DATE.finditer(line)),
                          (m.span() for m in patterns.TIME.finditer(line))))
     rest, at = [], 0

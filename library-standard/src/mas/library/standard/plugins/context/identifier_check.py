@@ -355,6 +355,12 @@ class _Phrases:
         if folded is None:
             folded = self._folded[key] = " ".join(raw.split())
         sentence = folded.removeprefix("- ")
+        # A line of an earlier summary's own section (``- ORD-1: <phrase>``) is found
+        # first when the running summary is folded again: its head is not repeated.
+        head, start = f"{identifier}: ", 0
+        while sentence.startswith(head, start) and len(sentence) > start + len(head):
+            start += len(head)
+        sentence = sentence[start:]
         if len(sentence) <= PHRASE_CHARS:
             return sentence
         # Folding that kept the length moved no character, and an identifier without
