@@ -325,8 +325,8 @@ class SummarisingContextManager(BoundaryFolding):
         st.prune_scanned = history.end
         fixed = budget.fixed.total
 
-        def fill() -> float:
-            return (fixed + self.managed_tokens(history)) / max(budget.window, 1)
+        def fill(released: int = 0) -> float:
+            return (fixed + self.managed_tokens(history) - released) / max(budget.window, 1)
 
         if not st.prune_candidates or fill() < min(p.soft_trim_ratio, p.hard_clear_ratio):
             return

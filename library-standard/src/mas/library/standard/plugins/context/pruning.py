@@ -158,11 +158,23 @@ class ToolResultPruner:
         return any(new is not None and len(new) < len(text) for new in changes)
 
     def phases_pass(
-        self, history: History, candidates: list[int], fill: Callable[[], float]
+        self, history: History, candidates: list[int], fill: Callable[[int], float]
     ) -> PruneReport:
         """Spec 004's soft trim and hard clear over ``candidates``, each while the fill is
-        at or over its ratio, oldest first (the cap is left to compaction)."""
-        return self.prune(history, candidates, satisfied=lambda: False, fill=fill, cap=False)
+        at or over its ratio, oldest first (the cap is left to compaction).
+
+        :param fill: the fill with that many tokens fewer (``fill(0)``: as it is now).
+            When clearing every candidate would still leave the fill at the hard-clear
+            ratio, each one ends cleared: trimming it first would be work undone at once
+            (a cold bound of thousands of old results), so the soft trim is skipped.
+        """
+        p = self.params
+        placeholder = history.estimator.message({"role": "tool",
+                                                 "content": p.hard_clear.placeholder})
+        doomed = p.hard_clear.enabled and fill(sum(
+            history.tokens_of(i) - placeholder for i in candidates)) >= p.hard_clear_ratio
+        return self.prune(history, candidates, satisfied=lambda: False, fill=lambda: fill(0),
+                          cap=False, soft_trim=not doomed)
 
     def prune(
         self,
@@ -172,17 +184,20 @@ class ToolResultPruner:
         satisfied: Callable[[], bool],
         fill: Callable[[], float],
         cap: bool = True,
+        soft_trim: bool = True,
     ) -> PruneReport:
         """Prune ``indexes`` in place, phase by phase, until ``satisfied()``.
 
         :param cap: run spec 002's cap first (compaction does; the per-request pass not).
+        :param soft_trim: run the soft trim (:meth:`phases_pass` skips one undone at once).
         """
         report = PruneReport()
         p = self.params
         phases: list[tuple[str, Callable[[str], str | None]]] = []
         if cap and p.max_result_chars is not None:
             phases.append(("capped", self._cap))
-        phases.append(("soft_trimmed", self._soft_trim))
+        if soft_trim:
+            phases.append(("soft_trimmed", self._soft_trim))
         if p.hard_clear.enabled:
             phases.append(("cleared", self._clear))
         for counter, change in phases:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -303,44 +304,80 @@ class LlmSummarizer:
         message in the same proportion, until it fits. When even that does not fit, the
         newest messages that fit are read and the oldest go unread — returned, so the
         context manager counts them as dropped rather than summarized. Either is logged.
+
+        Shortening leaves each message at least its share of its length, so a backlog
+        that needs more than ``max_calls / MIN_SHARE`` calls cannot fit at any share: its
+        count stops there, and only the newest messages that fit are shortened and read.
+        The work follows what is read, not the backlog's length.
         """
-        chunks = self._chunks(messages, previous, limit, out)
         bound = self.params.max_calls
+        hopeless = math.floor(bound / MIN_SHARE) + 1
+        chunks = self._chunks(messages, previous, limit, out, stop_after=hopeless)
         needed = len(chunks)
         share = 1.0
+        unread = 0
+        if needed >= hopeless:
+            share = MIN_SHARE
+            chunks, unread = self._newest_chunks(messages, previous, limit, out, bound)
         while len(chunks) > bound and share > MIN_SHARE:
             share = max(MIN_SHARE, share * bound / len(chunks) * 0.9)
             shorter = [_shortened(m, share) for m in messages]
             chunks = self._chunks(shorter, previous, limit, out)
-        unread = 0
         if len(chunks) > bound:
             unread = sum(len(c) for c in chunks[: len(chunks) - bound])
             chunks = chunks[len(chunks) - bound :]
         if needed > len(chunks) or unread:
             log.warning(
-                "summarizer llm: %d folded messages needed %d calls (max_calls %d): each "
+                "summarizer llm: %d folded messages needed %s calls (max_calls %d): each "
                 "shortened to %.0f%% of its length, %d oldest unread; %d call(s)",
-                len(messages), needed, bound, share * 100, unread, len(chunks),
+                len(messages), f"over {needed - 1}" if needed >= hopeless else needed,
+                bound, share * 100, unread, len(chunks),
             )
         return chunks, unread
 
     def _chunks(
-        self, messages: list[Message], previous: str | None, limit: int, out: int
+        self, messages: list[Message], previous: str | None, limit: int, out: int,
+        stop_after: int | None = None,
     ) -> list[list[Message]]:
-        """Split ``messages`` into runs whose standalone request fits ``limit`` tokens."""
+        """Split ``messages`` into runs whose standalone request fits ``limit`` tokens
+        (``stop_after``: stop once that many runs are started)."""
         room = self._chunk_room(previous, limit, out)
         chunks: list[list[Message]] = [[]]
         used = 0
         for message in messages:
             item = _fit(message, room)
-            tokens = self._cost(message, room)
+            tokens = _item_cost(item)
             if chunks[-1] and used + tokens > room:
+                if stop_after is not None and len(chunks) >= stop_after:
+                    break
                 chunks.append([])
                 used = 0
             chunks[-1].append(item)
             used += tokens
         return [c for c in chunks if c] or [[]]
 
+    def _newest_chunks(
+        self, messages: list[Message], previous: str | None, limit: int, out: int, bound: int
+    ) -> tuple[list[list[Message]], int]:
+        """The newest ``messages`` that fill ``bound`` runs once shortened to
+        :data:`MIN_SHARE`, packed from the newest back, and how many older ones are left."""
+        room = self._chunk_room(previous, limit, out)
+        chunks: list[list[Message]] = [[]]
+        used = 0
+        taken = 0
+        for message in reversed(messages):
+            item = _fit(_shortened(message, MIN_SHARE), room)
+            tokens = _item_cost(item)
+            if chunks[-1] and used + tokens > room:
+                if len(chunks) == bound:
+                    break
+                chunks.append([])
+                used = 0
+            chunks[-1].append(item)
+            used += tokens
+            taken += 1
+        ordered = [list(reversed(c)) for c in reversed(chunks) if c]
+        return ordered or [[]], len(messages) - taken
 
     def _chunk_room(self, previous: str | None, limit: int, out: int) -> int:
         """Tokens of folded turns one call takes once its prompt, framing and the running
@@ -352,13 +389,18 @@ class LlmSummarizer:
     @staticmethod
     def _cost(message: Message, room: int) -> int:
         """What ``message`` adds to a call whose turns may take ``room`` tokens."""
-        return DEFAULT_ESTIMATOR.text(_turns_json([_fit(message, room)]))
+        return _item_cost(_fit(message, room))
 
 
 def _must_include(identifiers: tuple[str, ...]) -> str:
     if not identifiers:
         return ""
     return MUST_INCLUDE_NOTE.format(identifiers="; ".join(identifiers))
+
+
+def _item_cost(item: Message) -> int:
+    """What an already fitted message adds to a call's turns, in estimated tokens."""
+    return DEFAULT_ESTIMATOR.text(_turns_json([item]))
 
 
 def _turns_json(messages: list[Message]) -> str:
