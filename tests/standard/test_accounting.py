@@ -288,3 +288,37 @@ def test_a_backlog_over_max_calls_is_bounded_and_what_went_unread_is_dropped() -
     assert a.dropped.messages == stop.data["unread_messages"]
     assert a.summarized.messages + a.dropped.messages + a.sent.messages == 6_000
     assert a.cut.messages == 0
+
+
+def test_a_cold_backlog_costs_what_is_read_not_its_length(monkeypatch) -> None:
+    """Issue 22: past max_calls / MIN_SHARE calls no shortening can fit the backlog, so
+    its messages are costed up to there and then only the newest that fit are read: the
+    work follows what is read, whatever the backlog's length."""
+    from mas.library.standard.plugins.context import summarizer
+
+    costed = 0
+    real = summarizer._item_cost
+
+    def counting(item: Message) -> int:
+        nonlocal costed
+        costed += 1
+        return real(item)
+
+    monkeypatch.setattr(summarizer, "_item_cost", counting)
+    work = {}
+    for pairs in (3_000, 12_000):
+        cm, rec = bound({"type": "summarising", "params": {
+            "identifier_check": "off",
+            "summarizer": {"type": "llm", "params": {"context_window": 8_000, "max_calls": 4}}}})
+        history = History([m for i in range(pairs) for m in (
+            {"role": "user", "content": f"q{i} " + "u" * 300},
+            {"role": "assistant", "content": "a" * 300})])
+        costed = 0
+        prepare_request(cm=cm, history=history, current_input={"role": "user",
+                        "content": "next"}, window=8_000, reserve=0, engine=EngineDouble(),
+                        runtime=rec.runtime)
+        [stop] = rec.of("compaction.stop")
+        read = 2 * pairs - stop.data["unread_messages"]
+        assert read < 1_000, "only the newest are read"
+        work[pairs] = costed
+    assert work[12_000] == work[3_000], "four times the backlog, the same work"

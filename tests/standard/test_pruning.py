@@ -220,3 +220,20 @@ def test_min_prunable_tool_chars_is_a_hard_floor_even_after_the_cap() -> None:
     assert under == "y" * 9_000, "under the floor: never touched"
     assert over == "[Old tool result content cleared]", "over it: every phase may act"
     assert pruner.candidates(history, 0, stop) == [], "nothing left to prune"
+
+
+def test_results_the_clear_will_take_anyway_are_not_trimmed_first() -> None:
+    """When clearing every candidate still leaves the fill at the hard-clear ratio (a cold
+    bound over thousands of old results), each is cleared without a soft trim first: the
+    same history afterwards, half the work (issue 22)."""
+    cm, rec = _summarising({"hard_clear_ratio": 0.5, "soft_trim_ratio": 0.3})
+    history = History(conversation([f"r{i} " + "x" * 20_000 for i in range(12)]
+                                   + ["small"] * 4))
+    # Even with every old result cleared, the small turns alone fill the whole window.
+    cleared_size = History(conversation(["[Old tool result content cleared]"] * 12
+                                        + ["small"] * 4)).total_tokens
+    cm.manage_history(history, _budget(cm, cleared_size - 10), engine=None)
+    texts = tool_texts(history.messages)
+    assert texts[:10] == ["[Old tool result content cleared]"] * 10
+    pruned = rec.of("context.pruned")[0].data
+    assert pruned["soft_trimmed"] == 0 and pruned["cleared"] >= 10
