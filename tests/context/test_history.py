@@ -56,3 +56,17 @@ def test_state_round_trips_through_json() -> None:
     restored = History.from_state(json.loads(json.dumps(history.to_state())))
     assert restored.base == 2 and restored.messages == history.messages
     assert restored.total_tokens == history.total_tokens
+
+
+def test_masked_originals_mask_every_skill_and_read_only_the_messages_that_may_hold_one() -> None:
+    from mas.runtime.context import mask_skills
+
+    messages = [{"role": "user", "content": f"m{i}"} for i in range(6)]
+    messages[2] = {"role": "tool", "tool_call_id": "s", "content": SKILL}
+    history = History(messages)
+    history.replace(4, {"role": "user", "content": "pruned"})  # its original is read
+    got = history.masked_originals(0, 6)
+    assert got == [mask_skills(m) for m in messages]
+    assert got[2] != messages[2], "the skill block is masked"
+    assert all(got[i] is messages[i] for i in (0, 1, 3, 5)), "the rest are not copied"
+    assert history.masked_originals(3, 6) == [mask_skills(m) for m in messages[3:]]

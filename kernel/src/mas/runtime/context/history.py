@@ -21,7 +21,7 @@ from typing import Any
 from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
 from mas.runtime.context.history_view import HistoryView
 from mas.runtime.context.prefix_sums import PrefixSums
-from mas.runtime.context.skills import has_skill
+from mas.runtime.context.skills import has_skill, mask_skills
 from mas.runtime.protocols import Message
 
 
@@ -123,6 +123,19 @@ class History:
             return self.slice(start, stop)
         lo, hi = max(start, self._base), min(stop, self.end)
         return [self.original(i) for i in range(lo, hi)]
+
+    def masked_originals(self, start: int, stop: int) -> list[Message]:
+        """:meth:`originals` of ``[start, stop)`` with skill blocks masked (what a summary
+        is written from). Only the messages that may carry one are read: those marked as
+        carrying one, and those replaced since they were committed — a cold backlog of
+        thousands of messages is not scanned again."""
+        found = self.originals(start, stop)
+        lo = max(start, self._base)
+        suspects = set(self.skill_indexes(lo, stop))
+        suspects.update(i for i in self._originals if lo <= i < stop)
+        for index in suspects:
+            found[index - lo] = mask_skills(found[index - lo])
+        return found
 
     def turn_starts(self, start: int | None = None) -> list[int]:
         """Absolute numbers of the ``user`` messages at or after ``start``."""

@@ -15,7 +15,7 @@ is badly aligned with the calls.
 
 from __future__ import annotations
 
-from mas.runtime.context import ContextBudget, History, mask_skills
+from mas.runtime.context import ContextBudget, History
 from mas.runtime.context.groups import is_tool_result
 from mas.runtime.protocols import SummaryEngine, SummaryRequest
 
@@ -75,7 +75,7 @@ class BoundaryFolding(Compacting):
         if not callable(packing_of):
             return None
         request = SummaryRequest(
-            messages=[mask_skills(m) for m in history.originals(start, end)],
+            messages=history.masked_originals(start, end),
             previous_summary=self.state.summary,
             window=budget.window,
             max_summary_tokens=SummaryFit(room=room, limit=budget.history_hard_limit)
@@ -113,7 +113,7 @@ class BoundaryFolding(Compacting):
         stops = (fold_points(history, end + 1, history.end) if within_turn
                  else history.turn_starts(end + 1))
         for stop in [*stops, history.end]:
-            used += sum(packing.cost(mask_skills(m)) for m in history.originals(end, stop))
+            used += sum(packing.cost(m) for m in history.masked_originals(end, stop))
             if used > packing.room:
                 break
             end = stop

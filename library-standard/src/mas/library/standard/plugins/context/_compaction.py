@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mas.runtime.catalog import litellm_provider
-from mas.runtime.context import ContextBudget, History, mask_skills
+from mas.runtime.context import ContextBudget, History
 from mas.runtime.protocols import (
     ManagedHistory,
     Message,
@@ -106,7 +106,7 @@ class Compacting(FoldingManager):
         # The summary is written from what was said, not from what pruning left of it.
         folded = history.originals(start, fold_end)
         request = SummaryRequest(
-            messages=[mask_skills(m) for m in folded],
+            messages=history.masked_originals(start, fold_end),
             previous_summary=self.state.summary,
             system=system,
             tools=tools,

@@ -312,8 +312,12 @@ class LlmSummarizer:
         """
         bound = self.params.max_calls
         hopeless = math.floor(bound / MIN_SHARE) + 1
-        chunks = self._chunks(messages, previous, limit, out, stop_after=hopeless)
-        needed = len(chunks)
+        room = self._chunk_room(previous, limit, out)
+        if _least_tokens(messages, room) > bound * room:
+            needed = hopeless  # known from the lengths alone: nothing is encoded for it
+        else:
+            chunks = self._chunks(messages, previous, limit, out, stop_after=hopeless)
+            needed = len(chunks)
         share = 1.0
         unread = 0
         if needed >= hopeless:
@@ -396,6 +400,25 @@ def _must_include(identifiers: tuple[str, ...]) -> str:
     if not identifiers:
         return ""
     return MUST_INCLUDE_NOTE.format(identifiers="; ".join(identifiers))
+
+
+def _least_tokens(messages: list[Message], room: int) -> int:
+    """A floor under what ``messages`` cost a summarizer's calls even shortened to
+    :data:`MIN_SHARE`, from their lengths alone (one ``len`` each): a string content
+    keeps at least its shortened length in the call's JSON, and a message cut to fit a
+    call (:func:`_fit`) keeps about half of ``room``. Other contents, and text that is
+    itself JSON (re-encoded, it may come out shorter), count nothing."""
+    per_token = DEFAULT_ESTIMATOR.chars_per_token
+    least = 0
+    for message in messages:
+        content = message.get("content")
+        if not isinstance(content, str) or content[:1] in ("{", "["):
+            continue
+        size = len(content)
+        if size >= 200:
+            size = min(size, max(80, int(size * MIN_SHARE)))
+        least += min(size // per_token, room // 4)
+    return least
 
 
 def _item_cost(item: Message) -> int:
