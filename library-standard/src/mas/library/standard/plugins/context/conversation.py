@@ -263,7 +263,9 @@ class SummarisingContextManager(BoundaryFolding):
                                   within_turn=within_turn)
         fold_end = recent if recent > start else None
         protect = min(recent, self.pruner.protected_from(history, start))
-        prunable = self.pruner.candidates(history, start, protect)
+        # The per-request pass above keeps every eligible result of the live history.
+        prunable = self.pruner.changeable(
+            history, [i for i in self.state.prune_candidates if start <= i < protect])
         if fold_end is None and not prunable:
             return current  # nothing to do; the final trim holds the budget
         managed = self._compact(

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from mas.runtime.context import History, shorten_middle
-from mas.runtime.context.skills import has_skill
 from mas.runtime.protocols import Message
 
 
@@ -134,22 +133,27 @@ class ToolResultPruner:
         committed text is over ``min_prunable_tool_chars`` (the hard floor)."""
         original = history.original(index)
         content = original.get("content")
-        # The length first: the skill test reads the whole text (issue 22: a cold bound
-        # asks this of 10,000 messages).
+        # The length first, and the history's own record of skill rows rather than a
+        # read of the whole text (issue 22: a cold bound asks this of 10,000 messages);
+        # pruning never replaces a message with a skill, so the record is the original's.
         return (
             isinstance(content, str)
             and len(content) > self.params.min_prunable_tool_chars
-            and _prunable(original)
+            and original.get("role") == "tool"
+            and not history.skill_indexes(index, index + 1)
         )
 
     def candidates(self, history: History, start: int, stop: int) -> list[int]:
         """Absolute indexes in ``[start, stop)`` that some phase would shrink, oldest first."""
+        return self.changeable(history, [i for i in range(start, stop)
+                                         if self.eligible(history, i)])
+
+    def changeable(self, history: History, eligible: list[int]) -> list[int]:
+        """Of ``eligible`` indexes (already :meth:`eligible`), those some phase would
+        shrink, in order (none when pruning is off)."""
         if not self.params.enabled:
             return []
-        return [
-            i for i in range(start, stop)
-            if self.eligible(history, i) and self._would_change(history.message(i)["content"])
-        ]
+        return [i for i in eligible if self._would_change(history.message(i)["content"])]
 
     def _would_change(self, text: str) -> bool:
         changes = [self._cap(text), self._soft_trim(text)]
@@ -246,10 +250,3 @@ class ToolResultPruner:
         )
         return list(history.messages)
 
-
-def _prunable(message: Message) -> bool:
-    return (
-        message.get("role") == "tool"
-        and isinstance(message.get("content"), str)
-        and not has_skill(message)
-    )
