@@ -70,3 +70,10 @@ def test_masked_originals_mask_every_skill_and_read_only_the_messages_that_may_h
     assert got[2] != messages[2], "the skill block is masked"
     assert all(got[i] is messages[i] for i in (0, 1, 3, 5)), "the rest are not copied"
     assert history.masked_originals(3, 6) == [mask_skills(m) for m in messages[3:]]
+    # a skill row replaced by text without one: its original is still masked, also
+    # once the history is saved and loaded again
+    history.replace(2, {"role": "tool", "tool_call_id": "s", "content": "cleared"})
+    assert history.skill_indexes(0, 6) == []
+    loaded = History.from_state(json.loads(json.dumps(history.to_state())))
+    for h in (history, loaded):
+        assert h.masked_originals(0, 6) == [mask_skills(m) for m in messages]

@@ -48,6 +48,8 @@ class History:
         self._user_starts: list[int] = []
         self._skill_rows: list[int] = []
         self._originals: dict[int, Message] = {}
+        # Replaced messages whose original carried a skill block (their rows may not now).
+        self._skilled_originals: set[int] = set()
         self.extend(messages)
 
     # -- reading ---------------------------------------------------------------------
@@ -119,20 +121,23 @@ class History:
 
     def originals(self, start: int, stop: int) -> list[Message]:
         """:meth:`original` of every message of absolute range ``[start, stop)``."""
-        if not self._originals:
-            return self.slice(start, stop)
-        lo, hi = max(start, self._base), min(stop, self.end)
-        return [self.original(i) for i in range(lo, hi)]
+        found = self.slice(start, stop)
+        if self._originals:
+            lo, hi = max(start, self._base), min(stop, self.end)
+            for index, message in self._originals.items():
+                if lo <= index < hi:
+                    found[index - lo] = message
+        return found
 
     def masked_originals(self, start: int, stop: int) -> list[Message]:
         """:meth:`originals` of ``[start, stop)`` with skill blocks masked (what a summary
         is written from). Only the messages that may carry one are read: those marked as
-        carrying one, and those replaced since they were committed — a cold backlog of
-        thousands of messages is not scanned again."""
+        carrying one, and those whose original carried one before a replacement — a cold
+        backlog of thousands of messages is not scanned again."""
         found = self.originals(start, stop)
         lo = max(start, self._base)
         suspects = set(self.skill_indexes(lo, stop))
-        suspects.update(i for i in self._originals if lo <= i < stop)
+        suspects.update(i for i in self._skilled_originals if lo <= i < stop)
         for index in suspects:
             found[index - lo] = mask_skills(found[index - lo])
         return found
@@ -188,7 +193,10 @@ class History:
                 f"replace({index}): role {message.get('role')!r} differs from {old.get('role')!r}"
             )
         tokens = self.estimator.message(message)
-        self._originals.setdefault(index, old)
+        if index not in self._originals:
+            self._originals[index] = old
+            if self.skill_indexes(index, index + 1):
+                self._skilled_originals.add(index)
         if self._shared:
             self._messages, self._shared = list(self._messages), False
         self._messages[local] = message
@@ -216,6 +224,7 @@ class History:
         del self._skill_rows[: bisect_left(self._skill_rows, self._base)]
         if self._originals:
             self._originals = {i: m for i, m in self._originals.items() if i >= self._base}
+            self._skilled_originals = {i for i in self._skilled_originals if i >= self._base}
         return count
 
     # -- saving ----------------------------------------------------------------------
@@ -242,4 +251,6 @@ class History:
         for key, message in (state.get("originals") or {}).items():
             if history.base <= int(key) < history.end:
                 history._originals[int(key)] = message
+                if has_skill(message):
+                    history._skilled_originals.add(int(key))
         return history
