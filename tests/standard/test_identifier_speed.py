@@ -99,6 +99,15 @@ def test_the_section_looks_up_no_phrase_for_a_line_that_cannot_fit() -> None:
     assert section.endswith("- ORD-1000: ORD-1000 shipped.")
 
 
+def test_identifiers_of_one_phrase_share_its_line() -> None:
+    # A session's date and time stand in one sentence: one line keeps both, and both
+    # count as kept (the summary now quotes them).
+    phrases = _Phrases([{"role": "user", "content": "We met at 19:40 on 9 April, 2023."}])
+    section, kept = _section(["19:40", "9 April, 2023"], {}, phrases, room=100)
+    assert kept == 2 and section.count("\n- ") == 1
+    assert section.endswith("- 19:40: We met at 19:40 on 9 April, 2023.")
+
+
 def test_a_phrase_from_an_earlier_section_line_does_not_repeat_its_head() -> None:
     # The running summary is folded again with its section: the identifier is found
     # first in its own line there, whose head must not pile up fold after fold.

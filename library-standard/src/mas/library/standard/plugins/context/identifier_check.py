@@ -254,12 +254,18 @@ class IdentifierCheck:
 def _section(
     missing: list[str], rank: dict[str, int], phrase: _Phrases, room: int
 ) -> tuple[str, int]:
-    """The marked section and how many it lists: what people said first, tool output
-    last, up to ``room`` tokens."""
+    """The marked section and how many identifiers it keeps: what people said first,
+    tool output last, up to ``room`` tokens. An identifier that a phrase already listed
+    holds (a date and a time of the same line) gets no line of its own."""
     lines: list[str] = []
     used = DEFAULT_ESTIMATOR.text(SECTION_HEAD)
     per_token = DEFAULT_ESTIMATOR.chars_per_token
+    listed: set[str] = set()  # the phrases taken: an identifier one of them holds is kept
+    covered = 0
     for identifier in sorted(missing, key=lambda i: rank.get(i, 3)):
+        if any(identifier in taken for taken in listed):
+            covered += 1
+            continue
         head = weight(f"- {identifier}: ")
         # The line is the head and the phrase, and the phrase holds the identifier
         # (:meth:`_Phrases.holds`): when even that cannot fit, no phrase is looked up.
@@ -267,13 +273,15 @@ def _section(
         least = head + (weight(identifier) if _Phrases.holds(identifier) else 0)
         if used + math.ceil(least / per_token) + 1 > room:
             continue
-        line = f"- {identifier}: {phrase(identifier)}"
+        said = phrase(identifier)
+        line = f"- {identifier}: {said}"
         cost = DEFAULT_ESTIMATOR.text(line) + 1
         if used + cost > room:
             continue
         lines.append(line)
+        listed.add(said)
         used += cost
-    return (SECTION_HEAD + "\n".join(lines) if lines else "", len(lines))
+    return (SECTION_HEAD + "\n".join(lines) if lines else "", len(lines) + covered)
 
 
 PHRASE_CHARS = 120
