@@ -85,25 +85,3 @@ def test_install_and_demo_build_the_mce_venv() -> None:
         assert ".venv-mce/bin/python -m pip install" in done.stdout, target
         assert "-r requirements-mce.txt" in done.stdout, target
 
-
-@pytest.mark.slow
-def test_the_demo_does_not_warn_about_its_own_settings(tmp_path: Path) -> None:
-    # The one demo session whose kept turns and summary end over the trigger: the ablation's
-    # `summarising_cheap` on its first long item. No setting of the shipped overlay is at
-    # fault (it sets no tail_tokens), so the notice is said at INFO, behind -v (item 12).
-    _, lab = demo_commands()
-    experiment = ROOT / lab[3]
-    lines = (experiment.parent / "dataset.jsonl").read_text(encoding="utf-8").splitlines()
-    item = next(line for line in lines if '"ablation-13-long"' in line)
-    (tmp_path / "one.jsonl").write_text(item + "\n", encoding="utf-8")
-    said = {}
-    for verbose in ([], ["-v"]):
-        done = subprocess.run(
-            [lab[0], *verbose, "lab", "run", str(experiment), "--flavour", "summarising_cheap",
-             "--dataset", str(tmp_path / "one.jsonl"), "--runs-dir", str(tmp_path / "runs"),
-             "--new"],
-            capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stderr[-2000:]
-        said[bool(verbose)] = [x for x in done.stderr.splitlines() if "exceed the trigger" in x]
-    assert said[False] == [], "warned about the shipped example's own settings"
-    assert len(said[True]) == 1 and said[True][0].startswith("INFO "), said[True]

@@ -407,6 +407,26 @@ def test_kept_turns_over_the_trigger_take_the_hysteresis_from_the_baseline(
     assert sum("exceed the trigger" in r.message for r in caplog.records) == 1, "warned once"
 
 
+@pytest.mark.parametrize(("params", "level"), [
+    ({}, "INFO"), ({"tail_tokens": 400}, "WARNING")])
+def test_kept_turns_over_the_trigger_warn_only_when_a_setting_is_at_fault(
+    binder, engine_double, caplog, params, level
+) -> None:
+    """Issue 25 item 12: without tail_tokens the tail and summary stay within half the
+    trigger, so a baseline over it is the turn in progress: said at INFO (behind -v), as
+    the ablation demo's summarising_cheap did on every run; with tail_tokens set, the
+    setting is at fault: a warning naming it."""
+    caplog.set_level(logging.INFO)
+    cm, _, engine = summarising(binder, engine_double, summary_threshold=1_000,
+                                identifier_check="off", **params)
+    # As a saved session resumes: a summary written, and what its fold kept over the trigger.
+    cm.state.summary, cm.state.summary_count, cm.state.baseline_tokens = "earlier", 1, 1_600
+    cm.manage_history(history_of(6), budget_for(8_000, cm), engine=engine)
+    [said] = [r for r in caplog.records if "exceed the trigger" in r.message]
+    assert said.levelname == level
+    assert ("Lower tail_tokens" in said.message) == (level == "WARNING")
+
+
 def test_no_summarizer_call_when_the_current_turn_leaves_no_room_for_history(
     binder, engine_double
 ) -> None:
