@@ -124,3 +124,17 @@ def test_a_recall_never_exceeds_its_budget(texts: list[str], budget: int, query:
     for block in found.blocks:
         lines = message_lines({"content": texts[block.position]})
         assert all(0 <= n < len(lines) for n in block.lines)
+
+
+def test_a_hit_that_fits_comes_back_whole_and_only_its_context_is_capped() -> None:
+    # An evidence line cut in the middle is no longer the evidence: at a small budget
+    # the hit (longer than a third of it) stays whole; its neighbours are capped.
+    long_line = "Caroline: " + "we adopted two kittens from the shelter on Maple Street " * 6
+    archive = Archive()
+    archive.add(0, [{"role": "user", "content": "\n".join(
+        ["Session 1 - 8 May 2023", "Melanie: " + "so " * 200, long_line.strip(),
+         "Melanie: " + "wow " * 200])}])
+    found = archive.search("kittens shelter", max_tokens=200)
+    lines = found.blocks[0].lines
+    assert lines[2] == long_line.strip(), "the hit whole"
+    assert found.tokens <= 200 and all(len(lines[n]) < 400 for n in lines if n != 2)

@@ -6,7 +6,9 @@ ranks is offered with its neighbours (the line before and after, across message
 boundaries, so a reply comes with its question) and its message's first line (a session's
 date or header). Offers are taken best-first while they fit the budget; one that does
 not fit whole is taken as the bare line, and a first line larger than the budget alone
-is shortened in the middle. A line whose text was already recalled (a greeting, a
+is shortened in the middle. The ranked line itself comes whole whenever it fits what is
+left (an evidence line cut in the middle is no longer the evidence); the lines around
+it are capped at a third of the budget. A line whose text was already recalled (a greeting, a
 question asked again) is not offered twice: it would spend the budget on nothing new.
 The text comes back grouped by message, best match first.
 """
@@ -150,7 +152,12 @@ class Selection:
             if block is None and position not in new_blocks:
                 new_blocks.add(position)
                 cost += self.est.text(f"[#{position} {source[0]}]") + 1
-            text, line_cost = self._line(source[1][number], self.line_cap)
+            # The hit itself comes whole when it fits what is left (an evidence line cut
+            # in the middle is no longer the evidence); the lines around it, and a hit
+            # too long for the rest of the budget, are capped so none can fill it.
+            line = source[1][number]
+            whole = (position, number) == wanted[0] and self.est.text(line) + 2 <= self.left
+            text, line_cost = self._line(line, self.left if whole else self.line_cap)
             cost += line_cost
             picked.append((position, number, text))
         return cost, picked
