@@ -178,8 +178,13 @@ def test_chat_in_a_terminal(chat) -> None:  # type: ignore[no-untyped-def]
     term.expect(r'"turns": 3')
     term.expect(r"you> ")
 
-    # Ctrl-C at the prompt clears the line and says how to quit; Ctrl-D quits.
-    term.type("half a line\x03")
+    # Ctrl-C at the prompt clears the line and says how to quit; Ctrl-D quits. The keys
+    # go as a user types them: the line, seen echoed (readline is reading), then Ctrl-C.
+    # Sent in one write right after the prompt shows, the Ctrl-C could arrive before
+    # readline waits for input, and its signal would wait with it for the next key.
+    term.type("half a line")
+    term.expect(r"half a line")
+    term.type("\x03")
     term.expect(r"/exit or Ctrl-D quits")
     term.expect(r"you> ")
     term.type("\x04")
