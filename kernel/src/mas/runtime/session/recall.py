@@ -9,10 +9,11 @@
   itself, counted as ``archive.cut``; for a manager that does not archive, the session
   also archives what the manager leaves out, in an archive it opens when first needed.
 - **Recall serves the turn that asked.** With ``params.recall: true`` the model is
-  offered ``recall_context(query)`` from the first turn after something is archived. Its result is working memory of that turn: sized to
-  the room left in the request (so nothing is cut for it), left out of the manager's
-  budget (so it never makes the manager fold), and committed as a short stub that keeps
-  the tool call/result pair valid and says what was recalled. The transcript keeps the
+  offered ``recall_context(query)`` from the first turn after something is archived.
+  Its result is working memory of that turn: sized to the room left in the request (so
+  nothing is cut for it), left out of the manager's budget (so it never makes the
+  manager fold), and committed as a short stub that keeps the tool call/result pair
+  valid and says what was recalled. The transcript keeps the
   full result: it is what the model read. A strategy whose requests the final trim cuts
   anyway (``stack``) has no room left; there a recall may take up to a quarter of the
   hard budget, which the trim takes from the oldest history it sends — archived in turn.
