@@ -77,3 +77,14 @@ def test_masked_originals_mask_every_skill_and_read_only_the_messages_that_may_h
     loaded = History.from_state(json.loads(json.dumps(history.to_state())))
     for h in (history, loaded):
         assert h.masked_originals(0, 6) == [mask_skills(m) for m in messages]
+
+
+def test_carries_skill_reads_the_committed_message_not_its_replacement() -> None:
+    history = History([{"role": "user", "content": "hi"},
+                       {"role": "tool", "tool_call_id": "s", "content": SKILL}])
+    assert [history.carries_skill(i) for i in (0, 1)] == [False, True]
+    history.replace(1, {"role": "tool", "tool_call_id": "s", "content": "cleared"})
+    assert history.carries_skill(1), "its original still held the skill"
+    # originals() walks whichever is fewer, the range or the replaced messages
+    assert history.originals(0, 2)[1]["content"] == SKILL
+    assert history.originals(1, 2) == [{"role": "tool", "tool_call_id": "s", "content": SKILL}]

@@ -124,9 +124,14 @@ class History:
         found = self.slice(start, stop)
         if self._originals:
             lo, hi = max(start, self._base), min(stop, self.end)
-            for index, message in self._originals.items():
-                if lo <= index < hi:
-                    found[index - lo] = message
+            # Whichever is fewer is walked: the range, or the messages replaced so far.
+            if hi - lo < len(self._originals):
+                replaced = ((i, self._originals[i]) for i in range(lo, hi)
+                            if i in self._originals)
+            else:
+                replaced = ((i, m) for i, m in self._originals.items() if lo <= i < hi)
+            for index, message in replaced:
+                found[index - lo] = message
         return found
 
     def masked_originals(self, start: int, stop: int) -> list[Message]:
@@ -141,6 +146,11 @@ class History:
         for index in suspects:
             found[index - lo] = mask_skills(found[index - lo])
         return found
+
+    def carries_skill(self, index: int) -> bool:
+        """Whether the message at absolute ``index``, as committed, holds a skill block
+        (from the history's own record: no text is read)."""
+        return bool(self.skill_indexes(index, index + 1)) or index in self._skilled_originals
 
     def turn_starts(self, start: int | None = None) -> list[int]:
         """Absolute numbers of the ``user`` messages at or after ``start``."""

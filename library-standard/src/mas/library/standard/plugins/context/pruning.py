@@ -133,14 +133,13 @@ class ToolResultPruner:
         committed text is over ``min_prunable_tool_chars`` (the hard floor)."""
         original = history.original(index)
         content = original.get("content")
-        # The length first, and the history's own record of skill rows rather than a
-        # read of the whole text (issue 22: a cold bound asks this of 10,000 messages);
-        # pruning never replaces a message with a skill, so the record is the original's.
+        # The length first, and the history's own record of skills rather than a read of
+        # the whole text (issue 22: a cold bound asks this of 10,000 messages).
         return (
             isinstance(content, str)
             and len(content) > self.params.min_prunable_tool_chars
             and original.get("role") == "tool"
-            and not history.skill_indexes(index, index + 1)
+            and not history.carries_skill(index)
         )
 
     def candidates(self, history: History, start: int, stop: int) -> list[int]:
