@@ -47,6 +47,27 @@ def test_a_positive_summary_threshold_moves_compaction_earlier() -> None:
     assert huge.retrigger <= huge.history_hard_limit
 
 
+def test_an_exempt_cost_leaves_the_trigger_and_keeps_the_hard_limit() -> None:
+    """The recall tool's schema: the trigger is what it would be without it; the hard limit
+    (and the reuse ceiling under it) still pays for it."""
+    plain = ContextBudget.compute(window=128_000, reserve=2_000, fixed=FIXED)
+    schema = FixedCosts(system=FIXED.system, current_input=FIXED.current_input,
+                        working_memory=FIXED.working_memory, tools=FIXED.tools + 120)
+    b = ContextBudget.compute(window=128_000, reserve=2_000, fixed=schema, trigger_exempt=120)
+    assert b.trigger_exempt == 120 and b.fixed.total == plain.fixed.total + 120
+    assert b.history_hard_limit == plain.history_hard_limit - 120
+    assert b.soft_trigger == plain.soft_trigger
+    assert b.retrigger == b.history_hard_limit < plain.retrigger
+    ratio = BudgetSettings(trigger=Trigger("token_ratio", 0.5))
+    assert ContextBudget.compute(window=128_000, fixed=schema, settings=ratio,
+                                 trigger_exempt=120).soft_trigger == ContextBudget.compute(
+        window=128_000, fixed=FIXED, settings=ratio).soft_trigger
+    # Never more than the fixed costs, never past the hard limit.
+    tight = ContextBudget.compute(window=3_000, reserve=500, fixed=FixedCosts(tools=2_000),
+                                  trigger_exempt=10**6)
+    assert tight.trigger_exempt == 2_000 and tight.soft_trigger <= tight.history_hard_limit
+
+
 def test_spec_004_trigger_kinds() -> None:
     ratio = ContextBudget.compute(
         window=100_000,

@@ -87,6 +87,31 @@ def test_the_tool_is_offered_once_something_has_left_the_request(make_session) -
     assert offered() and "KX-5521" in session.send("What is the warehouse door code?").answer
 
 
+def test_offering_recall_does_not_move_the_trigger(make_session) -> None:
+    # The schema counts against the history's hard limit, never its soft trigger: recall
+    # on or off, the same conversation first folds at the same turn, at the same trigger.
+    def run(params: str) -> tuple[list[int], list[int]]:
+        session = make_session(window=3000, params=params)
+        compacted, triggers = [], []
+        for turn in range(24):
+            result = session.send(f"Turn {turn}. {FILLER}")
+            compacted.append(result.compactions)
+            request = session.last_request
+            triggers.append(request.budget.soft_trigger)
+            assert request.accounting.cut.messages == 0
+            assert request.budget.retrigger <= request.budget.history_hard_limit
+        if "recall: true" in params:  # offered, its schema within the hard limit
+            assert RECALL_TOOL in [t["function"]["name"] for t in request.tools]
+            assert 0 < request.budget.trigger_exempt <= request.budget.fixed.tools
+        return compacted, triggers
+
+    without, with_recall = run("{keep_turns: 2, summarizer: drop}"), run(
+        "{keep_turns: 2, summarizer: drop, recall: true}")
+    assert sum(without[0]) >= 2, "the conversation must fold again once recall is offered"
+    assert with_recall[1] == without[1]
+    assert with_recall[0].index(1) == without[0].index(1)
+
+
 def test_without_recall_the_fact_is_gone_and_no_tool_is_offered(make_session) -> None:
     session = make_session(window=3000, params="{keep_turns: 2, summarizer: drop}")
     assert RECALL_TOOL not in [t.name for t in session.tools]

@@ -95,6 +95,7 @@ class AssembledRequest:
             "soft_trigger": self.budget.soft_trigger,
             "trigger_source": self.budget.trigger_source,
             "retrigger": self.budget.retrigger,
+            "trigger_exempt": self.budget.trigger_exempt,
             "messages": len(self.messages),
             "parts": self.parts,
             "trimmed": {
@@ -307,6 +308,7 @@ def prepare_request(
     session_id: str = "",
     estimator: TokenEstimator | None = None,
     served_tokens: int = 0,
+    trigger_exempt: int = 0,
 ) -> AssembledRequest:
     """Everything the session does before a model call, in one call.
 
@@ -329,6 +331,9 @@ def prepare_request(
     :param served_tokens: tokens of ``working_memory`` that serve this turn only (recall
         results beyond their committed stubs): the manager's budget leaves them out, so a
         recall never makes it fold; the final trim counts them (DESIGN §13).
+    :param trigger_exempt: tokens of ``tools`` the soft trigger leaves out (the
+        ``recall_context`` schema): they count against the history's hard limit only, so
+        offering recall never moves a fold (:meth:`ContextBudget.compute`).
     """
     est = estimator or history.estimator
     # The hard budget does not depend on the fixed costs; the fixed costs need it to count
@@ -343,6 +348,7 @@ def prepare_request(
         settings=cm.budget_settings,
         window_source=window_source,
         reserve_source=reserve_source,
+        trigger_exempt=min(trigger_exempt, fixed.tools),
     )
     text = system_text(parts) or None
     managed = cm.manage_history(

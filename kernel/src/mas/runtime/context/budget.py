@@ -10,14 +10,16 @@
     hard     = max(0, cap - reserve' - margin)                 # the whole request
     fixed    = system/context + current input + working memory + tool schemas
     limit    = max(0, hard - fixed)                            # history hard limit
-    trigger  = floor(limit / (1 + h))                          # soft trigger, h = hysteresis
+    trigger  = floor((limit + exempt) / (1 + h))               # soft trigger, h = hysteresis
              then min() with each earlier trigger the user set (summary_threshold,
-             token_ratio: floor(value x window) - fixed, remaining_tokens:
-             window - value - fixed), floored at 0
+             token_ratio: floor(value x window) - (fixed - exempt), remaining_tokens:
+             window - value - (fixed - exempt)), capped at limit, floored at 0
     retrigger = floor(trigger x (1 + h))  <= limit             # reuse the summary until here
 
 Window resolution itself is the engine's job; this module takes the resolved number and
-its source.
+its source. ``exempt`` is the part of the fixed costs the soft trigger leaves out (the
+recall tool's schema, once a session offers it): it counts against the hard limit only, so
+offering recall does not move when the manager folds (docs/context.md, "Recall").
 """
 
 from __future__ import annotations
@@ -122,6 +124,7 @@ class ContextBudget:
     summary_threshold: int | None = None
     trigger: Trigger | None = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    trigger_exempt: int = 0
 
     @classmethod
     def compute(
@@ -133,6 +136,7 @@ class ContextBudget:
         settings: BudgetSettings | None = None,
         window_source: str = "resolved",
         reserve_source: str = "max_tokens",
+        trigger_exempt: int = 0,
     ) -> ContextBudget:
         """Apply DESIGN §5 to the resolved window and reserve.
 
@@ -142,6 +146,8 @@ class ContextBudget:
         :param settings: the context manager's budget settings (default all auto).
         :param window_source: which field gave ``window`` (for events and inspection).
         :param reserve_source: which field gave ``reserve``.
+        :param trigger_exempt: tokens of ``fixed`` the soft trigger leaves out (they still
+            count against the history's hard limit), at most ``fixed.total``.
         """
         s = settings or BudgetSettings()
         f = fixed or FixedCosts()
@@ -164,10 +170,11 @@ class ContextBudget:
             "trimmer.reserve_tokens" if s.reserve_tokens is not None else reserve_source
         )
         limit = max(0, hard - f.total)
+        exempt = min(max(trigger_exempt, 0), f.total)
         h = s.hysteresis_ratio
-        auto = _floor(limit / (1 + h))
+        auto = min(limit, _floor(min(hard, limit + exempt) / (1 + h)))
         trigger, trigger_source = auto, "auto"
-        for source, value in _user_triggers(s, window, f.total):
+        for source, value in _user_triggers(s, window, f.total - exempt):
             if value < trigger:
                 trigger, trigger_source = max(0, value), source
         retrigger = min(limit, _floor(trigger * (1 + h)))
@@ -193,6 +200,7 @@ class ContextBudget:
             summary_threshold=s.summary_threshold,
             trigger=s.trigger,
             warnings=tuple(warnings),
+            trigger_exempt=exempt,
         )
 
     def as_dict(self) -> dict[str, Any]:

@@ -142,6 +142,12 @@ class AgentSession:
         # is nothing to find, and its schema would take room from the history.
         self._schemas_before_recall = [
             tool.schema for tool in self.tools if tool is not self.memory.tool] or None
+        # Once offered, the schema counts against the history's hard limit but not its
+        # soft trigger: offering recall moves no fold, and the final trim cuts nothing.
+        estimator = self.history.estimator
+        self._recall_schema_tokens = (
+            estimator.tools(self._schemas) - estimator.tools(self._schemas_before_recall)
+            if self.memory.tool is not None and self._schemas else 0)
         self._journal: StateJournal | None = None
         # Provider-side state loaded with a saved turn and not yet handed to the engine
         # (see _provider_state): given back just before the first call after a resume.
@@ -244,6 +250,7 @@ class AgentSession:
             runtime=self.runtime,
             session_id=self.session_id,
             served_tokens=self.memory.served_tokens,
+            trigger_exempt=self._recall_schema_tokens if schemas is self._schemas else 0,
         )
         self.last_request = request
         archived = self.memory.after_request(self.history, request)

@@ -214,6 +214,7 @@ class SummarisingContextManager(BoundaryFolding):
                 settings=self.budget_settings,
                 window_source=budget.window_source,
                 reserve_source=budget.reserve_source,
+                trigger_exempt=budget.trigger_exempt,
             )
         limit = budget.history_hard_limit
         self._track_inflight(history, budget.fixed.working_memory)
