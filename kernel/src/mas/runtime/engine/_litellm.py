@@ -6,7 +6,9 @@ the network; so it is imported here, inside functions, only when a model is firs
 
 from __future__ import annotations
 
+import atexit
 import email.utils
+import gc
 import logging
 import os
 import threading
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 
     from mas.runtime.registry import KindRegistry, TypeEntry
 
+log = logging.getLogger(__name__)
 _LOCK = threading.Lock()
 _NOISY_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm")
 # Thread id -> what to call when LiteLLM hands that thread's request to the provider.
@@ -62,7 +65,28 @@ def _install_sent_signal(litellm: ModuleType) -> None:
                     hook()
 
         litellm.input_callback.append(_RequestSent())
+        atexit.register(release_clients, litellm)
         _signal_installed = True
+
+
+def release_clients(litellm: ModuleType) -> None:
+    """Let go of LiteLLM's cached and module-level HTTP handlers (run at exit).
+
+    Their finalizers import a LiteLLM module. Left to the interpreter's own teardown, they
+    run after daemon threads are frozen, and an attempt abandoned at its timeout can be
+    frozen inside an import: the process then never exits (seen once at the end of
+    ``make test``). At exit those threads still run, so the imports complete.
+    """
+    try:
+        cache = litellm.__dict__.get("in_memory_llm_clients_cache")
+        flush = getattr(cache, "flush_cache", None)
+        if callable(flush):
+            flush()
+        for name in ("module_level_aclient", "module_level_client"):
+            litellm.__dict__.pop(name, None)
+        gc.collect()
+    except Exception:  # noqa: BLE001 - an exit hook must never turn an exit into a failure
+        log.debug("releasing LiteLLM's HTTP clients at exit failed", exc_info=True)
 
 
 def on_request_sent(hook: Callable[[], None]) -> Callable[[], None]:
