@@ -19,7 +19,8 @@
 Window resolution itself is the engine's job; this module takes the resolved number and
 its source. ``exempt`` is the part of the fixed costs the soft trigger leaves out (the
 recall tool's schema, once a session offers it): it counts against the hard limit only, so
-offering recall does not move when the manager folds (docs/context.md, "Recall").
+offering recall does not move when the manager folds (docs/context.md, "Archive and
+recall").
 """
 
 from __future__ import annotations
