@@ -118,6 +118,33 @@ def test_a_family_is_skipped_only_when_no_match_of_it_could_exist(pieces: list[s
             assert list(family.spans(stripped)) == [], (family.name, stripped)
 
 
+TIMED = ["8 May 2023", "May 8, 2023", "8th of May", "June 2024", "Sept 3", "2023-05-08",
+         "2023/5/8", "08/05/2023", "8.5.2023", "14:30", "14:30:05", "1:56 pm", "9am", "10 a.m.",
+         "7\u00a0PM", "15 kg", "3.5 GB", "20%", "٣ kg", "250 ms", "5\nkg", "12 hours", "4 MiB",
+         "60 Hz", "3 GHz", "2 days", "1,5 km", "May", "Jan", "12.50", "18950", ":", "am"]
+
+
+@settings(max_examples=300)
+@given(st.lists(st.one_of(st.sampled_from(TIMED + FRAGMENTS), st.text(max_size=6)),
+                max_size=30),
+       st.sampled_from(["", " ", "\n", "-", "/", "."]))
+def test_a_gate_turns_away_only_a_text_without_a_span_of_its_family(
+    pieces: list[str], joint: str
+) -> None:
+    # Issue 22: date, time and unit are scanned only where their gate finds something;
+    # the gate is safe exactly when every text holding a span passes it.
+    text = joint.join(pieces)
+    for family in FAMILIES:
+        if family.gates and not family.may_occur(text):
+            assert list(family.spans(text)) == [], (family.name, text)
+
+
+def test_the_gated_families_still_find_dates_times_and_units_in_json() -> None:
+    row = '{"id": 18950, "ref": "ORD-29857", "at": "2023-05-08 14:30", "size": "3.5 GB"}'
+    assert identifiers_in(row) == ["ORD-29857", "2023-05-08", "14:30", "3.5 GB"]
+    assert identifiers_in('{"id": 18950, "ref": "ORD-29857", "n": 562}') == ["ORD-29857"]
+
+
 class ForgetfulEngine(EngineDouble):
     """A summarizer that paraphrases identifiers away, then quotes only what it is told."""
 

@@ -9,6 +9,8 @@ import logging
 
 import pytest
 
+from mas.library.standard.plugins.context.summarizer import _item_cost, _turns_json
+from mas.runtime.context import DEFAULT_ESTIMATOR
 from mas.runtime.protocols import SummarizerError, SummaryRequest
 from mas.runtime.spec.binding import Binding, bind
 
@@ -235,3 +237,15 @@ def test_json_tool_output_is_embedded_as_a_value_not_an_escaped_string(
     rows = json.loads(payload)
     assert rows[2]["content"] == json.loads(output) and rows[3]["content"] == "[not json"
     assert '\\"ORD-48213\\"' not in payload and '"ORD-48213"' in payload
+
+
+def test_a_remembered_cost_follows_a_content_replaced_in_the_message() -> None:
+    # Issue 22: a fold's messages are costed once and the cost remembered per message
+    # object; a dict whose content is then replaced must be costed afresh, not served the
+    # old figure.
+    message = {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"rows": [1] * 50})}
+    first = _item_cost(message)
+    assert first == DEFAULT_ESTIMATOR.text(_turns_json([message]))
+    assert _item_cost(message) == first
+    message["content"] = "short now"
+    assert _item_cost(message) == DEFAULT_ESTIMATOR.text(_turns_json([message])) < first

@@ -23,6 +23,12 @@ opens with the class of its first character, and the guard that used to stand be
 character is a look-behind one character wider after it (``(?<!\\w.)`` after the first
 character is ``\\b`` before it). The matches are the same; the scan reads a tool result
 several times faster.
+
+The patterns that open with a digit are still tried at every digit, and JSON tool output
+is full of digits that start no date, time or unit. They share a *gate*,
+:data:`DIGIT_FORMS`, a shorter pattern that every one of their matches contains (a named
+date holds a month name instead): a text it does not find is not scanned for them, and one
+pass of it over a tool result costs about half of the three scans it saves.
 """
 
 from __future__ import annotations
@@ -97,6 +103,18 @@ UNIT = re.compile(
 )
 """A number with a unit (``15 kg``, ``3.5 GB``, ``20%``). Starts only before a digit at a
 word boundary, and each start reads one number."""
+
+MONTH_PREFIXES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+                  "Dec")
+"""What every month name :data:`DATE` reads begins with."""
+
+DIGIT_FORMS = re.compile(
+    r"\d(?:[-/.:]\d|\s?(?:[ap]\.m|[AaPp][Mm]|%|kg|mg|km|cm|mm|ms|[GMKT]i?B|kW|[MG]?Hz|px|mph"
+    r"|min|sec|hour|day|week|month|year))"
+)
+"""A digit before what a numeric date, a time or a unit goes on with: a separator and a
+digit (``2023-05-08``, ``8.5.2023``, ``14:30``), am/pm, or a unit's first letters. Every
+numeric :data:`DATE`, every :data:`TIME` and every :data:`UNIT` match holds one."""
 
 QUOTED_NAME = re.compile(r"[\"“']([A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,5})[\"”']")
 """A proper name in quotes (``"Blue Harbor Logistics"``), at most six words: a start

@@ -260,17 +260,23 @@ def _section(
     lines: list[str] = []
     used = DEFAULT_ESTIMATOR.text(SECTION_HEAD)
     per_token = DEFAULT_ESTIMATOR.chars_per_token
-    listed: set[str] = set()  # the phrases taken: an identifier one of them holds is kept
+    # The phrases taken, joined by a character no identifier holds, so that "does one of
+    # them hold it" is one substring search: an identifier one of them holds is kept.
+    listed = ""
     covered = 0
     for identifier in sorted(missing, key=lambda i: rank.get(i, 3)):
-        if any(identifier in taken for taken in listed):
+        if _JOIN not in identifier and identifier in listed:
             covered += 1
             continue
-        head = weight(f"- {identifier}: ")
         # The line is the head and the phrase, and the phrase holds the identifier
         # (:meth:`_Phrases.holds`): when even that cannot fit, no phrase is looked up.
         # The room fills early, and a lookup reads a tool result up to the identifier.
-        least = head + (weight(identifier) if _Phrases.holds(identifier) else 0)
+        # Its length alone bounds its weight from below, so most of the identifiers a
+        # full room turns away cost one comparison.
+        holds = _Phrases.holds(identifier)
+        if used + (len(identifier) * (2 if holds else 1) + 4) // per_token + 1 > room:
+            continue
+        least = weight(f"- {identifier}: ") + (weight(identifier) if holds else 0)
         if used + math.ceil(least / per_token) + 1 > room:
             continue
         said = phrase(identifier)
@@ -279,13 +285,17 @@ def _section(
         if used + cost > room:
             continue
         lines.append(line)
-        listed.add(said)
+        listed += _JOIN + said
         used += cost
     return (SECTION_HEAD + "\n".join(lines) if lines else "", len(lines) + covered)
 
 
 PHRASE_CHARS = 120
 """Longest phrase kept beside an appended identifier."""
+
+_JOIN = "\x00"
+"""Between the phrases :func:`_section` has taken. Extracted from text, an identifier
+holds none; one that did would get its own line rather than be matched across two."""
 
 _SENTENCE_END = re.compile(r"\s(?:(?<=[.!?]\s)\s*|(?<=\n)\n*)")
 """White space after a sentence's end, or line breaks: ``(?<=[.!?])\\s+|\\n+``, written to

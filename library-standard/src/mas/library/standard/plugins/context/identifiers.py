@@ -16,7 +16,9 @@ messages and checks each one appears in the summary verbatim (docs/context.md,
 - people's and places' names without quotes (``Priya Haddad``, ``New York``, ``Mel`` in
   "Hey Mel"), by the rule of :mod:`mas.library.standard.names`.
 
-Every scan is linear in its text (:mod:`mas.library.standard.patterns`). Skill blocks are
+Every scan is linear in its text (:mod:`mas.library.standard.patterns`), and a family is
+not scanned at all where a cheaper test shows it cannot occur (a literal it needs, or a
+gate: dates, times and units share one pass over the digits). Skill blocks are
 masked first (they are retained verbatim anyway). The result is capped at
 ``max_identifiers`` so a huge tool result cannot make the check unbounded.
 """
@@ -34,16 +36,41 @@ from mas.library.standard.names import names_in
 from mas.runtime.context import mask_skills
 from mas.runtime.protocols import BindContext, Message
 
+Gate = Callable[[str], bool]
+"""A cheap test of a whole text: ``False`` only when the text holds no span it guards."""
+
 
 @dataclass(frozen=True)
 class Family:
-    """One kind of identifier: how to find its spans, and the literals one of which every
-    span holds (none: always scanned). A text with none of them is not scanned for the
-    family: a substring test is far cheaper than a pass over a 60k-character tool result."""
+    """One kind of identifier: how to find its spans, the literals one of which every span
+    holds (none: always scanned), and gates one of which every text holding a span passes
+    (none: no gate). A text without the literals, or that every gate turns away, is not
+    scanned for the family: a substring test, or one short pattern shared by several
+    families, is far cheaper than the family's own pass over a 60k-character tool result."""
 
     name: str
     spans: Callable[[str], Iterator[tuple[int, int]]]
     needs: tuple[str, ...] = ()
+    gates: tuple[Gate, ...] = ()
+
+    def may_occur(self, text: str, passed: dict[Gate, bool] | None = None) -> bool:
+        """Whether ``text`` can hold a span of this family (``False``: it holds none).
+
+        :param passed: each gate's verdict on ``text`` so far, shared by the families
+            scanning the same text, so that a gate several families have runs once.
+        """
+        if self.needs and not any(literal in text for literal in self.needs):
+            return False
+        if not self.gates:
+            return True
+        verdicts = {} if passed is None else passed
+        for gate in self.gates:
+            verdict = verdicts.get(gate)
+            if verdict is None:
+                verdict = verdicts[gate] = gate(text)
+            if verdict:
+                return True
+        return False
 
 
 def _pattern(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[int, int]]]:
@@ -55,15 +82,23 @@ def _pattern(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[int, in
     return spans
 
 
+def _has_month_name(text: str) -> bool:
+    return any(month in text for month in patterns.MONTH_PREFIXES)
+
+
+def _has_digit_form(text: str) -> bool:
+    return patterns.DIGIT_FORMS.search(text) is not None
+
+
 FAMILIES: tuple[Family, ...] = (
     Family("url", _pattern(patterns.URL), ("://",)),
     Family("email", _pattern(patterns.EMAIL), ("@",)),
     Family("code", _pattern(patterns.CODE), ("-",)),
     Family("amount", _pattern(patterns.AMOUNT), patterns.CURRENCIES),
     Family("path", _pattern(patterns.PATH), ("/", "\\")),
-    Family("date", _pattern(patterns.DATE)),  # \d is any Unicode digit: no cheap literal
-    Family("time", _pattern(patterns.TIME)),
-    Family("unit", _pattern(patterns.UNIT)),
+    Family("date", _pattern(patterns.DATE), gates=(_has_month_name, _has_digit_form)),
+    Family("time", _pattern(patterns.TIME), gates=(_has_digit_form,)),
+    Family("unit", _pattern(patterns.UNIT), gates=(_has_digit_form,)),
     Family("quoted_name", _pattern(patterns.QUOTED_NAME), ("\"", "“", "'")),
     Family("name", names_in),
 )
@@ -109,8 +144,9 @@ def identifiers_in(text: str) -> list[str]:
     """
     taken: bytearray | None = None
     found: list[tuple[int, str]] = []
+    passed: dict[Gate, bool] = {}
     for family in FAMILIES:
-        if family.needs and not any(literal in text for literal in family.needs):
+        if not family.may_occur(text, passed):
             continue
         for start, stop in family.spans(text):
             if taken is None:

@@ -421,9 +421,30 @@ def _least_tokens(messages: list[Message], room: int) -> int:
     return least
 
 
+COST_MEMO_SIZE = 256
+"""Messages whose cost in a call is remembered at once (then the memo starts afresh)."""
+
+_costs: dict[int, tuple[Message, Any, int]] = {}
+
+
 def _item_cost(item: Message) -> int:
-    """What an already fitted message adds to a call's turns, in estimated tokens."""
-    return DEFAULT_ESTIMATOR.text(_turns_json([item]))
+    """What an already fitted message adds to a call's turns, in estimated tokens.
+
+    A fold's messages are costed when the boundary plans the fold (twice) and again when
+    they are chunked, and costing one means encoding it, a JSON tool result parsed first:
+    so the cost is remembered per message object. The memo holds the message and its
+    content, so neither ``id`` can be reused while the entry lives, and a content
+    replaced in the dict is costed afresh.
+    """
+    content = item.get("content")
+    found = _costs.get(id(item))
+    if found is not None and found[0] is item and found[1] is content:
+        return found[2]
+    cost = DEFAULT_ESTIMATOR.text(_turns_json([item]))
+    if len(_costs) >= COST_MEMO_SIZE:
+        _costs.clear()  # one call, safe from threads; a fold's messages come back at once
+    _costs[id(item)] = (item, content, cost)
+    return cost
 
 
 def _turns_json(messages: list[Message]) -> str:
