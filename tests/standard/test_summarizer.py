@@ -215,6 +215,30 @@ def test_input_is_bounded_by_the_summarizer_models_window(
     assert result.text == f"SUMMARY-{len(engine.calls)}"
 
 
+def test_a_fold_that_fits_the_first_call_beside_a_short_summary_makes_one_call(
+    recorder, ctx_factory, engine_double
+) -> None:
+    # Issue 22: only a later call carries a summary of up to the output cap; the first
+    # carries the running summary as it is, and what it leaves unused is folded there.
+    s = summarizer(
+        recorder,
+        ctx_factory,
+        {"type": "llm", "params": {"context_window": 4_000, "max_summary_tokens": 500}},
+    )
+    limit = 4_000 - 500 - 400  # the window, less the summary's room and the 10 % margin
+    later, first = s._chunk_room("short", limit, 500), s._first_room("short", limit, 500)
+    assert first > later + 400
+    turn_tokens = DEFAULT_ESTIMATOR.text(_turns_json([{"role": "user", "content": "x" * 400}]))
+    count = (later + 200) // turn_tokens
+    turns = [{"role": "user", "content": "x" * 400} for _ in range(count)]
+    assert later < DEFAULT_ESTIMATOR.text(_turns_json(turns)) <= first
+    engine = engine_double()
+    result = s.summarize(SummaryRequest(turns, previous_summary="short"), engine)
+    assert result.llm_calls == len(engine.calls) == 1
+    sent = "".join(m["content"] for m in engine.calls[0]["messages"])
+    assert DEFAULT_ESTIMATOR.text(sent) <= 4_000 - 500
+
+
 def test_drop_makes_no_call(recorder, ctx_factory, engine_double) -> None:
     """Spec 000: "summarizer: drop never calls an LLM"."""
     engine = engine_double()

@@ -190,15 +190,17 @@ class LlmSummarizer:
             return None
         out, limit = self._sizes(request, engine)
         room = self._chunk_room(request.previous_summary, limit, out)
+        first = self._first_room(request.previous_summary, limit, out)
         used, calls = 0, 1
         for message in request.messages:
             tokens = self._cost(message, room)
-            if used and used + tokens > room:
+            if used and used + tokens > (first if calls == 1 else room):
                 calls, used = calls + 1, 0
                 if calls > self.params.max_calls:
                     return None  # known without reading the rest of a cold backlog
             used += tokens
-        return Packing(calls, room, used, lambda message: self._cost(message, room))
+        return Packing(calls, first if calls == 1 else room, used,
+                       lambda message: self._cost(message, room))
 
     def _sizes(self, request: SummaryRequest, engine: SummaryEngine) -> tuple[int, int]:
         """``(out, limit)``: the summary's output room and the input tokens one call takes."""
@@ -346,12 +348,13 @@ class LlmSummarizer:
         """Split ``messages`` into runs whose standalone request fits ``limit`` tokens
         (``stop_after``: stop once that many runs are started)."""
         room = self._chunk_room(previous, limit, out)
+        first = self._first_room(previous, limit, out)
         chunks: list[list[Message]] = [[]]
         used = 0
         for message in messages:
             item = _fit(message, room)
             tokens = _item_cost(item)
-            if chunks[-1] and used + tokens > room:
+            if chunks[-1] and used + tokens > (first if len(chunks) == 1 else room):
                 if stop_after is not None and len(chunks) >= stop_after:
                     break
                 chunks.append([])
@@ -384,11 +387,20 @@ class LlmSummarizer:
         return ordered or [[]], len(messages) - taken
 
     def _chunk_room(self, previous: str | None, limit: int, out: int) -> int:
-        """Tokens of folded turns one call takes once its prompt, framing and the running
-        summary (which later chunks carry as input) are counted."""
+        """Tokens of folded turns any call takes once its prompt, framing and the running
+        summary are counted: the summary it carries is the one the fold began with or one
+        an earlier call wrote, at most ``out`` tokens."""
         fixed = DEFAULT_ESTIMATOR.text(self.update_instructions) + 64
         fixed += max(DEFAULT_ESTIMATOR.text(previous or ""), out)
         return max(256, limit - fixed)
+
+    def _first_room(self, previous: str | None, limit: int, out: int) -> int:
+        """Tokens of folded turns the fold's first call takes: it carries the running
+        summary as it is, so a summary shorter than ``out`` leaves it the difference
+        (most folds make one call; reserving ``out`` there left a quarter of it empty)."""
+        fixed = DEFAULT_ESTIMATOR.text(self.update_instructions) + 64
+        fixed += DEFAULT_ESTIMATOR.text(previous or "")
+        return max(256, limit - fixed, self._chunk_room(previous, limit, out))
 
     @staticmethod
     def _cost(message: Message, room: int) -> int:
