@@ -12,13 +12,15 @@ from hypothesis import strategies as st
 
 from mas.library.standard.offline._rules import respond
 from mas.library.standard.plugins.context.identifier_check import (
+    MISSES_IN_A_ROW,
     PHRASE_CHARS,
     SECTION_HEAD,
     _Phrases,
+    _section,
 )
 from mas.library.standard.plugins.context.identifiers import FAMILIES, identifiers_in
 from mas.runtime import hookimpl
-from mas.runtime.context import ContextBudget, FixedCosts, History
+from mas.runtime.context import DEFAULT_ESTIMATOR, ContextBudget, FixedCosts, History
 from mas.runtime.errors import MasError
 from mas.runtime.protocols import Message, ModelReply
 from mas.runtime.spec.binding import Binding, bind
@@ -143,6 +145,25 @@ def test_the_gated_families_still_find_dates_times_and_units_in_json() -> None:
     row = '{"id": 18950, "ref": "ORD-29857", "at": "2023-05-08 14:30", "size": "3.5 GB"}'
     assert identifiers_in(row) == ["ORD-29857", "2023-05-08", "14:30", "3.5 GB"]
     assert identifiers_in('{"id": 18950, "ref": "ORD-29857", "n": 562}') == ["ORD-29857"]
+
+
+@pytest.mark.parametrize("long_before", [MISSES_IN_A_ROW - 1, MISSES_IN_A_ROW + 3])
+def test_a_full_section_stops_looking_up_phrases_after_misses_in_a_row(
+    long_before: int,
+) -> None:
+    # Issue 22: a room left between the shortest and the usual line looked up the phrase
+    # of every identifier a fold missed; past MISSES_IN_A_ROW misfits the rest stay
+    # missing without a lookup.
+    codes = [f"LG-{n:04d}" for n in range(long_before + 1)]
+    filler = " ".join(["padding words that make this sentence long"] * 4)
+    tool = "\n".join(f"{code} {filler}." for code in codes) + "\nZZ-99 ok."
+    phrase = _Phrases([{"role": "tool", "content": tool}])
+    first_line = DEFAULT_ESTIMATOR.text(f"- {codes[0]}: {phrase(codes[0])}") + 1
+    room = DEFAULT_ESTIMATOR.text(SECTION_HEAD) + first_line + 8  # a short line still fits
+    text, kept = _section([*codes, "ZZ-99"], {}, phrase, room)
+    assert codes[0] in text and codes[1] not in text
+    assert ("ZZ-99" in text) is (long_before < MISSES_IN_A_ROW)
+    assert kept == text.count("\n- ")
 
 
 class ForgetfulEngine(EngineDouble):

@@ -121,9 +121,14 @@ QUOTED_NAME = re.compile(r"[\"“']([A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,5})[\"
 reads at most six words."""
 
 
+def identifier_group(pattern: re.Pattern[str]) -> int:
+    """Which group of ``pattern``'s matches is the identifier: 1 if it has one, else 0."""
+    return 1 if pattern.groups else 0
+
+
 def span_of(match: re.Match[str]) -> tuple[int, int]:
-    """Where the identifier of ``match`` is: its group 1 if the pattern has one."""
-    return match.span(1 if match.re.groups else 0)
+    """Where the identifier of ``match`` is (:func:`identifier_group`)."""
+    return match.span(identifier_group(match.re))
 
 
 def substitute(pattern: re.Pattern[str], phrase: str, text: str) -> str:

@@ -74,10 +74,13 @@ class Family:
 
 
 def _pattern(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[int, int]]]:
-    """The spans function of a pattern: its identifier group in each match."""
+    """The spans function of a pattern: its identifier group in each match (the group
+    :func:`~mas.library.standard.patterns.span_of` names, looked up once, not per match:
+    a tool result yields thousands)."""
+    group = patterns.identifier_group(pattern)
 
     def spans(text: str) -> Iterator[tuple[int, int]]:
-        return (patterns.span_of(match) for match in pattern.finditer(text))
+        return (match.span(group) for match in pattern.finditer(text))
 
     return spans
 
