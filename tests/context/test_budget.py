@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError, fields, replace
+
+import pytest
+
 from mas.runtime.context import BudgetSettings, ContextBudget, FixedCosts, Trigger
 
 FIXED = FixedCosts(system=1_500, current_input=200, working_memory=0, tools=800)
@@ -121,3 +125,26 @@ def test_every_number_is_exposed_in_as_dict() -> None:
     ):
         assert isinstance(data[key], int), key
     assert data["fixed"]["total"] == 2_500
+
+
+def test_a_computed_budget_is_a_whole_frozen_dataclass() -> None:
+    """compute() stores the fields without the dataclass __init__: none may be missing."""
+    b = ContextBudget.compute(window=128_000, fixed=FIXED, trigger_exempt=300)
+    assert set(vars(b)) == {f.name for f in fields(ContextBudget)}
+    assert b == ContextBudget(**{f.name: getattr(b, f.name) for f in fields(ContextBudget)})
+    with pytest.raises(FrozenInstanceError):
+        b.window = 1  # type: ignore[misc]
+
+
+def test_a_remembered_budget_is_the_one_computing_again_would_give() -> None:
+    settings = BudgetSettings(hysteresis_ratio=0.2)
+    first = ContextBudget.compute(window=20_000, reserve=500, fixed=FIXED, settings=settings)
+    again = ContextBudget.compute(
+        window=20_000, reserve=500, fixed=replace(FIXED), settings=settings)
+    assert again is first  # the same arguments: remembered
+    equal = ContextBudget.compute(
+        window=20_000, reserve=500, fixed=FIXED, settings=BudgetSettings(hysteresis_ratio=0.2))
+    assert equal == first and equal is not first  # other settings objects are not trusted
+    other = ContextBudget.compute(window=20_000, reserve=500, fixed=FIXED, settings=settings,
+                                  trigger_exempt=800)
+    assert other != first and other.trigger_exempt == 800

@@ -6,7 +6,13 @@ from __future__ import annotations
 import json
 
 from mas.runtime.context import TokenEstimator
-from mas.runtime.context.estimate import IMAGE_TOKENS, MESSAGE_OVERHEAD, TOOL_SCHEMA_OVERHEAD
+from mas.runtime.context.estimate import (
+    IMAGE_TOKENS,
+    MESSAGE_OVERHEAD,
+    TOOL_SCHEMA_OVERHEAD,
+    message_tokens,
+)
+from mas.runtime.protocols import Message
 
 EST = TokenEstimator()
 
@@ -74,3 +80,28 @@ def test_tool_schemas_count_json_plus_overhead_each() -> None:
 def test_chars_for_inverts_text() -> None:
     assert EST.text("x" * EST.chars_for(25)) == 25
     assert EST.chars_for(-3) == 0
+
+
+class _Counting(TokenEstimator):
+    """An estimator that counts the messages it estimates."""
+
+    def __init__(self, **fields: int) -> None:
+        super().__init__(**fields)
+        object.__setattr__(self, "calls", [0])
+
+    def message(self, message: Message) -> int:
+        self.calls[0] += 1  # type: ignore[attr-defined]
+        return super().message(message)
+
+
+def test_a_message_in_flight_is_estimated_once_until_it_gets_another_content() -> None:
+    est = _Counting()
+    message: Message = {"role": "tool", "tool_call_id": "c1", "content": "rows " * 100}
+    first = message_tokens(est, message)
+    assert [message_tokens(est, message) for _ in range(3)] == [first] * 3
+    assert est.calls == [1]  # type: ignore[attr-defined]
+    message["content"] = "rows " * 400
+    assert message_tokens(est, message) == TokenEstimator().message(message) > first
+    assert est.calls == [2]  # type: ignore[attr-defined]
+    other = _Counting(message_overhead=50)  # another estimator: its own estimate
+    assert message_tokens(other, message) == message_tokens(est, message) + 46

@@ -91,3 +91,17 @@ def test_a_result_larger_than_the_window_keeps_head_tail_and_a_marker() -> None:
     assert result.total(0) <= 7_200 and not result.dropped_summary
     assert result.shortened_in_flight == 1 and result.in_flight_omitted_tokens > 10_000
     assert wm[1]["content"] == text  # the original is left as it was
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 6_000), max_size=6), st.integers(0, 12_000))
+def test_sendable_sizes_count_each_result_at_most_at_the_level(
+    sizes: list[int], budget: int
+) -> None:
+    """Also under half the budget, where no message is read: nothing is shortened there."""
+    messages = in_flight(sizes)
+    tokens = [EST.message(m) for m in messages]
+    level = in_flight_level(messages, tokens, budget)
+    assert sendable_sizes(messages, tokens, budget) == [
+        min(t, level) if m["role"] == "tool" else t for m, t in zip(messages, tokens, strict=True)
+    ]

@@ -114,7 +114,7 @@ def account(
     """
     folded = committed - live.messages
     summarized = ledger.summarized if ledger is not None else Tally()
-    if ledger is not None and ledger.folded.messages == folded:
+    if ledger is not None and summarized.messages + ledger.dropped.messages == folded:
         dropped = ledger.dropped
     else:
         # A manager whose ledger does not cover what it left out: the rest was its choice.
@@ -123,7 +123,9 @@ def account(
     cut = trimmed
     if not summary_sent and summarized.messages:
         cut, summarized = cut + summarized, Tally()
-    return Accounting(sent=live - trimmed, summarized=summarized, dropped=dropped, cut=cut)
+    # Most requests trim nothing: then what is sent is the live tally itself.
+    sent = live - trimmed if trimmed.messages or trimmed.tokens else live
+    return Accounting(sent=sent, summarized=summarized, dropped=dropped, cut=cut)
 
 
 __all__ = ["Accounting", "FoldLedger", "Tally", "account"]

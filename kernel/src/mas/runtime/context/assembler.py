@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from mas.runtime.context.accounting import Accounting, Tally, account
 from mas.runtime.context.budget import ContextBudget, FixedCosts, hard_budget
-from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
+from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator, message_tokens
 from mas.runtime.context.history import History
 from mas.runtime.context.history_view import extend_with
 from mas.runtime.context.parts import ContextPart, system_text
@@ -164,15 +164,19 @@ def _measured(
 ) -> tuple[FixedCosts, list[int]]:
     """:func:`fixed_costs` and the estimate of each working-memory message, which the
     final trim then reuses instead of estimating the turn's tool results again."""
-    sizes = [estimator.message(m) for m in working_memory]
+    sizes = [message_tokens(estimator, m) for m in working_memory]
     wm = sum(sizes if hard_budget is None else sendable_sizes(working_memory, sizes, hard_budget))
     fixed = FixedCosts(
         system=system_tokens(list(parts), estimator),
-        current_input=estimator.message(current_input) if current_input is not None else 0,
+        current_input=message_tokens(estimator, current_input) if current_input is not None else 0,
         working_memory=wm,
         tools=tools_tokens(tools, estimator),
     )
     return fixed, sizes
+
+
+_NOTHING = Tally()
+"""What the trim cut from most requests (tallies are frozen, so one serves them all)."""
 
 
 def request_accounting(
@@ -181,13 +185,15 @@ def request_accounting(
     """The four states of every committed message on this request (DESIGN §11)."""
     # The live messages are the newest committed ones: their tokens are one prefix-sum
     # lookup, not a sum over the history on every request.
+    end = history.end
     live_messages = len(managed.messages) - managed.leading_rows
-    live_tokens = history.tokens_between(history.end - live_messages, history.end)
+    live_tokens = history.tokens_between(end - live_messages, end)
     return account(
-        committed=history.end,
+        committed=end,
         live=Tally(live_messages, live_tokens),
         ledger=managed.ledger,
-        trimmed=Tally(trim.dropped_history, trim.dropped_history_tokens),
+        trimmed=Tally(trim.dropped_history, trim.dropped_history_tokens)
+        if trim.dropped_history or trim.dropped_history_tokens else _NOTHING,
         summary_sent=managed.summary_rows > 0 and not trim.dropped_summary,
     )
 

@@ -152,6 +152,30 @@ class ContextBudget:
         """
         s = settings or BudgetSettings()
         f = fixed or FixedCosts()
+        key = (cls, s, window, reserve, f.system, f.current_input, f.working_memory, f.tools,
+               window_source, reserve_source, trigger_exempt)
+        for known, budget in _recent:
+            # The very settings object, not an equal one: an equal int for a float ratio
+            # would give the same budget with a field of another type.
+            if known[1] is s and known == key:
+                return budget
+        computed = cls._compute(window, reserve, f, s, window_source, reserve_source,
+                                trigger_exempt)
+        _remember(key, computed)
+        return computed
+
+    @classmethod
+    def _compute(
+        cls,
+        window: int | None,
+        reserve: int | None,
+        f: FixedCosts,
+        s: BudgetSettings,
+        window_source: str,
+        reserve_source: str,
+        trigger_exempt: int,
+    ) -> ContextBudget:
+        """:meth:`compute` for arguments it does not remember."""
         warnings: list[str] = []
         if window is None:
             window_source = "fallback"
@@ -170,16 +194,21 @@ class ContextBudget:
         request_reserve_source = (
             "trimmer.reserve_tokens" if s.reserve_tokens is not None else reserve_source
         )
-        limit = max(0, hard - f.total)
-        exempt = min(max(trigger_exempt, 0), f.total)
+        total = f.total
+        limit = max(0, hard - total)
+        exempt = min(max(trigger_exempt, 0), total)
         h = s.hysteresis_ratio
         auto = min(limit, _floor(min(hard, limit + exempt) / (1 + h)))
         trigger, trigger_source = auto, "auto"
-        for source, value in _user_triggers(s, window, f.total - exempt):
+        for source, value in _user_triggers(s, window, total - exempt):
             if value < trigger:
                 trigger, trigger_source = max(0, value), source
         retrigger = min(limit, _floor(trigger * (1 + h)))
-        return cls(
+        # Every field stored at once: the __init__ of a frozen dataclass sets each of its
+        # 22 fields through object.__setattr__, which cost more than all the arithmetic
+        # above (tests/context/test_budget.py checks that none is left out).
+        budget = object.__new__(cls)
+        budget.__dict__.update(
             window=window,
             window_source=window_source,
             reserve=reserve,
@@ -203,6 +232,7 @@ class ContextBudget:
             warnings=tuple(warnings),
             trigger_exempt=exempt,
         )
+        return budget
 
     def as_dict(self) -> dict[str, Any]:
         """Every number as a flat JSON-ready dict (fixed costs nested under ``fixed``)."""
@@ -210,6 +240,21 @@ class ContextBudget:
         data["fixed"]["total"] = self.fixed.total
         data["warnings"] = list(self.warnings)
         return data
+
+
+RECENT_BUDGETS = 4
+"""Budgets :meth:`ContextBudget.compute` remembers, newest first."""
+
+_recent: tuple[tuple[tuple[Any, ...], ContextBudget], ...] = ()
+
+
+def _remember(key: tuple[Any, ...], budget: ContextBudget) -> None:
+    """Keep ``budget`` for ``key``: a manager asks for the budget of its turn's boundary
+    (nothing in flight) on every request of the turn, which is the budget the turn's first
+    request computed. Budgets are frozen and depend on nothing but the key, so a
+    remembered one is the one a new computation would give."""
+    global _recent
+    _recent = ((key, budget), *_recent[: RECENT_BUDGETS - 1])
 
 
 def hard_budget(

@@ -46,7 +46,11 @@ MEMO_MIN_CHARS = 2_048
 MEMO_SIZE = 64
 """Long texts whose weight is remembered at once (then the memo starts afresh)."""
 
+MESSAGE_MEMO_SIZE = 64
+"""Messages whose estimate is remembered at once (:func:`message_tokens`)."""
+
 _weights: dict[int, tuple[str, int]] = {}
+_messages: dict[int, tuple[Message, TokenEstimator, Any, Any, int]] = {}
 
 
 def weight(text: str) -> int:
@@ -58,12 +62,13 @@ def weight(text: str) -> int:
     is remembered by the string object itself: a ``str`` cannot change, and the memo holds
     it, so its ``id`` cannot be reused by another string while the entry lives.
     """
-    if len(text) < MEMO_MIN_CHARS:
-        return len(text) + len(text.encode("utf-8").translate(None, _SPARSE_BYTES))
+    size = len(text)
+    if size < MEMO_MIN_CHARS:
+        return size + len(text.encode("utf-8").translate(None, _SPARSE_BYTES))
     found = _weights.get(id(text))
     if found is not None and found[0] is text:
         return found[1]
-    value = len(text) + len(text.encode("utf-8").translate(None, _SPARSE_BYTES))
+    value = size + len(text.encode("utf-8").translate(None, _SPARSE_BYTES))
     if len(_weights) >= MEMO_SIZE:
         _weights.clear()  # one call, safe from threads; a turn's texts come back at once
     _weights[id(text)] = (text, value)
@@ -123,7 +128,10 @@ class TokenEstimator:
 
     def message(self, message: Message) -> int:
         """Tokens of one chat message: overhead, content, name, tool calls and call id."""
-        tokens = self.message_overhead + self.content(message.get("content"))
+        content = message.get("content")
+        # A string is most contents: estimated here, without the call through content().
+        tokens = self.message_overhead + (
+            self.text(content) if isinstance(content, str) else self.content(content))
         name = message.get("name")
         if isinstance(name, str):
             tokens += self.text(name)
@@ -156,6 +164,28 @@ class TokenEstimator:
         if not tools:
             return 0
         return sum(self.tool_schema_overhead + self.text(_dumps(tool)) for tool in tools)
+
+
+def message_tokens(estimator: TokenEstimator, message: Message) -> int:
+    """``estimator.message(message)``, remembered for the messages of the turn in flight.
+
+    The current user message and each in-flight tool call and result are estimated on
+    every request of their turn and once more when the turn is committed. The memo holds
+    the message itself, so its ``id`` cannot be reused by another message while the entry
+    lives, and the message's content and tool calls: a message given another content or
+    other tool calls (not equal ones) is estimated afresh. Like the estimates a
+    :class:`~mas.runtime.context.History` keeps, it takes a sent message's content and
+    tool calls as settled: they are not edited in place.
+    """
+    found = _messages.get(id(message))
+    content, calls = message.get("content"), message.get("tool_calls")
+    if found is not None and found[:4] == (message, estimator, content, calls):
+        return found[4]
+    tokens = estimator.message(message)
+    if len(_messages) >= MESSAGE_MEMO_SIZE:
+        _messages.clear()  # one call, safe from threads; a turn's messages come back at once
+    _messages[id(message)] = (message, estimator, content, calls, tokens)
+    return tokens
 
 
 def _dumps(value: Any) -> str:

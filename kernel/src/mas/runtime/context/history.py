@@ -18,7 +18,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator
+from mas.runtime.context.estimate import DEFAULT_ESTIMATOR, TokenEstimator, message_tokens
 from mas.runtime.context.history_view import HistoryView
 from mas.runtime.context.prefix_sums import PrefixSums
 from mas.runtime.context.skills import has_skill, mask_skills
@@ -87,8 +87,12 @@ class History:
 
     def tokens_between(self, start: int, stop: int) -> int:
         """Estimated tokens of absolute range ``[start, stop)`` (clamped to the live range)."""
-        lo = min(max(start, self._base), self.end) - self._base
-        hi = min(max(stop, self._base), self.end) - self._base
+        size = len(self._messages)
+        lo, hi = start - self._base, stop - self._base
+        # Several calls a request: clamped without ``end``, min() and max(), each a call
+        # that costs more than the comparison.
+        lo = 0 if lo < 0 else size if lo > size else lo
+        hi = 0 if hi < 0 else size if hi > size else hi
         return self._sums.between(lo, hi)
 
     def slice(self, start: int, stop: int | None = None) -> list[Message]:
@@ -165,9 +169,13 @@ class History:
     # -- changing --------------------------------------------------------------------
 
     def append(self, message: Message) -> None:
-        """Add one committed message (one estimate, an O(log n) prefix-sum step)."""
+        """Add one committed message (one estimate, an O(log n) prefix-sum step).
+
+        A message sent in flight keeps the estimate its requests made
+        (:func:`~mas.runtime.context.estimate.message_tokens`).
+        """
         index = self.end
-        tokens = self.estimator.message(message)
+        tokens = message_tokens(self.estimator, message)
         self._messages.append(message)
         self._sums.append(tokens)
         if message.get("role") == "user":
@@ -176,14 +184,11 @@ class History:
             self._skill_rows.append(index)
 
     def extend(self, messages: Iterable[Message]) -> None:
-        """Append several messages in order (a restored or cold history in one pass)."""
+        """Append several messages in order (a committed turn, or a restored or cold
+        history, in one pass; in-flight messages keep their estimates as in :meth:`append`)."""
         added = list(messages)
-        if len(added) < 64:
-            for message in added:
-                self.append(message)
-            return
         first = self.end
-        tokens = [self.estimator.message(m) for m in added]
+        tokens = [message_tokens(self.estimator, m) for m in added]
         self._messages.extend(added)
         self._sums.extend(tokens)
         self._user_starts.extend(

@@ -42,7 +42,8 @@ class PrefixSums:
 
     def prefix(self, stop: int) -> int:
         """Sum of the values before ``stop`` (clamped to ``[0, len]``)."""
-        i = min(max(stop, 0), len(self._values))
+        size = len(self._values)
+        i = 0 if stop < 0 else size if stop > size else stop  # not min() and max(): cheaper
         tree, total = self._tree, 0
         while i:
             total += tree[i]
@@ -53,9 +54,9 @@ class PrefixSums:
         """Sum of ``[start, stop)`` (0 when empty)."""
         if stop <= start:
             return 0
-        # Most ranges a request reads run to the newest message: one tree walk, not two.
+        # Most ranges a request reads run to the newest message, and many from the oldest.
         upper = self._total if stop >= len(self._values) else self.prefix(stop)
-        return upper - self.prefix(start)
+        return upper - self.prefix(start) if start > 0 else upper
 
     def append(self, value: int) -> None:
         """Add ``value`` at the end (O(log n))."""
@@ -81,6 +82,10 @@ class PrefixSums:
             return
         self._values.extend(added)
         self._total += sum(added)
+        self._build()
+
+    def _build(self) -> None:
+        """Rebuild the tree from the values in one linear pass."""
         tree = [0, *self._values]
         size = len(self._values)
         for i in range(1, size + 1):  # the linear construction: push each node to its parent
@@ -105,9 +110,11 @@ class PrefixSums:
         """Forget the first ``count`` values (rebuilds the tree: O(n) of what is left)."""
         if count <= 0:
             return
-        rest = self._values[count:]
-        self._values, self._tree, self._total = [], [0], 0
-        self.extend(rest)
+        # A whole new tree: the linear construction, whatever the size (appending a few
+        # values one by one pays off only on a tree that is kept).
+        self._values = self._values[count:]
+        self._total = sum(self._values)
+        self._build()
 
 
 __all__ = ["PrefixSums"]

@@ -101,8 +101,14 @@ def in_flight_level(messages: Sequence[Message], tokens: Sequence[int], hard_bud
     the other half stays for the system message, the summary and the newest turn, however
     many large results are in flight.
     """
+    results = [t for m, t in zip(messages, tokens, strict=True) if _shortenable(m)]
+    return _level(results, tokens, hard_budget)
+
+
+def _level(results: list[int], tokens: Sequence[int], hard_budget: int) -> int:
+    """:func:`in_flight_level` from the estimates of the shortenable results."""
     share = hard_budget // 2
-    results = sorted(t for m, t in zip(messages, tokens, strict=True) if _shortenable(m))
+    results = sorted(results)
     room = share - (sum(tokens) - sum(results))
     for k, size in enumerate(results):
         left = len(results) - k
@@ -120,9 +126,15 @@ def sendable_sizes(
     Tool results over :func:`in_flight_level` are shortened to it before any committed
     message is cut, so budgets that make room for working memory count them at that size.
     """
-    level = in_flight_level(messages, tokens, hard_budget)
+    if sum(tokens) <= hard_budget // 2:
+        # Within half the budget the level is that half, over every (never negative)
+        # estimate: nothing is shortened, so no message needs to be read.
+        return list(tokens)
+    # Each message is read once, for the level and the sizes both.
+    shortenable = [_shortenable(m) for m in messages]
+    level = _level(list(compress(tokens, shortenable)), tokens, hard_budget)
     return [
-        min(t, level) if _shortenable(m) else t for m, t in zip(messages, tokens, strict=True)
+        min(t, level) if short else t for short, t in zip(shortenable, tokens, strict=True)
     ]
 
 

@@ -175,6 +175,7 @@ class FoldingManager:
         self.estimator = estimator
         self.state = FoldState()
         self._rows: Rows | None = None
+        self._ledger: tuple[tuple[int, int, int, int], FoldLedger] | None = None
 
     # -- the managed view ------------------------------------------------------------
 
@@ -223,8 +224,18 @@ class FoldingManager:
             llm_called=llm_called,
             metadata=metadata,
             message_tokens=ViewTokens(rows.tokens, history, start),
-            ledger=self.state.ledger(),
+            ledger=self._current_ledger(),
         )
+
+    def _current_ledger(self) -> FoldLedger:
+        """:meth:`FoldState.ledger`, built again only when its numbers change: every view
+        carries one, and they change only when the manager folds (ledgers are frozen)."""
+        st = self.state
+        key = (st.summarized_messages, st.summarized_tokens, st.dropped_messages,
+               st.dropped_tokens)
+        if self._ledger is None or self._ledger[0] != key:
+            self._ledger = (key, st.ledger())
+        return self._ledger[1]
 
     # -- folding ---------------------------------------------------------------------
 

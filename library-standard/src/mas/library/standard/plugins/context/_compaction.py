@@ -58,6 +58,7 @@ class Compacting(FoldingManager):
     def _compact(
         self,
         history: History,
+        before: ManagedHistory,
         budget: ContextBudget,
         start: int,
         fold_end: int | None,
@@ -71,7 +72,7 @@ class Compacting(FoldingManager):
         tools: list[dict[str, Any]] | None,
         session_id: str,
     ) -> ManagedHistory:
-        before = self.view(history)
+        """Compact from ``before``, the managed view as it stands (the caller has it)."""
         started = time.monotonic()
         self.state.compaction_in_progress = True
         self.emit(
@@ -234,7 +235,8 @@ class Compacting(FoldingManager):
         summarized: bool,
         llm_called: bool = False,
     ) -> ManagedHistory:
-        after = self.view(history)
+        # The view returned, carrying ``info`` (the same dict, completed below).
+        after = self.view(history, compacted=True, llm_called=llm_called, metadata=info)
         info.setdefault("model", None)
         info.setdefault("model_source", None)
         info.update(
@@ -264,7 +266,7 @@ class Compacting(FoldingManager):
             session_id,
         )
         self.state.compaction_in_progress = False
-        return replace(after, compacted=True, llm_called=llm_called, metadata=info)
+        return after
 
     def _failed(
         self,
@@ -332,4 +334,5 @@ def _usage(usage: Any) -> dict[str, int] | None:
 
 
 def _chars(messages: Sequence[Message]) -> int:
-    return sum(len(m["content"]) for m in messages if isinstance(m.get("content"), str))
+    # A list, not a generator: a compaction reads every message of the view twice.
+    return sum([len(m["content"]) for m in messages if isinstance(m.get("content"), str)])

@@ -27,7 +27,7 @@ from weakref import WeakKeyDictionary
 
 from pydantic import ConfigDict, Field
 
-from mas.runtime.context import ContextBudget, History
+from mas.runtime.context import ContextBudget, FixedCosts, History
 from mas.runtime.protocols import BindContext, ManagedHistory, SummaryEngine
 from mas.runtime.runtime import Runtime
 from mas.runtime.spec.binding import Binding, bind
@@ -206,11 +206,12 @@ class SummarisingContextManager(BoundaryFolding):
         pass the history hard limit, history is folded now rather than cut by the trim.
         """
         boundary = budget
-        if budget.fixed.working_memory:
+        f = budget.fixed
+        if f.working_memory:
             boundary = ContextBudget.compute(
                 window=budget.window,
                 reserve=budget.reserve,
-                fixed=replace(budget.fixed, working_memory=0),
+                fixed=FixedCosts(f.system, f.current_input, 0, f.tools),
                 settings=self.budget_settings,
                 window_source=budget.window_source,
                 reserve_source=budget.reserve_source,
@@ -271,6 +272,7 @@ class SummarisingContextManager(BoundaryFolding):
             return current  # nothing to do; the final trim holds the budget
         managed = self._compact(
             history,
+            current,
             budget,
             start,
             fold_end,
@@ -337,8 +339,12 @@ class SummarisingContextManager(BoundaryFolding):
         starts = history.turn_starts(start)
         keep = self.params.keep_turns
         recent = starts[-keep] if keep and len(starts) >= keep else (start if keep else history.end)
+        if min(st.prune_candidates) >= recent:
+            return  # every candidate is in the newest turns, which stay as they are
         protect = min(recent, self.pruner.protected_from(history, start))
         ready = [i for i in st.prune_candidates if i < protect]
+        if not ready:
+            return  # every candidate is still protected: a pass would change nothing
         report = self.pruner.phases_pass(history, ready, fill)
         if report.changed:
             self._rows = None

@@ -121,8 +121,9 @@ class ToolResultPruner:
         if keep == 0:
             return history.end
         seen = 0
+        messages, base = history.messages, history.base  # read directly: this runs per request
         for index in range(history.end - 1, start - 1, -1):
-            if history.message(index).get("role") == "assistant":
+            if messages[index - base].get("role") == "assistant":
                 seen += 1
                 if seen == keep:
                     return index
