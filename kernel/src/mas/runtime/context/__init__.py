@@ -56,6 +56,7 @@ from mas.runtime.context.groups import (
 )
 from mas.runtime.context.history import History
 from mas.runtime.context.history_view import HistoryView
+from mas.runtime.context.identity_memo import IdentityMemo
 from mas.runtime.context.parts import PLACEMENTS, ContextPart, order_parts, system_text
 from mas.runtime.context.shorten import omission_marker, shorten_middle
 from mas.runtime.context.skills import (
@@ -87,6 +88,7 @@ __all__ = [
     "ContextPart",
     "FixedCosts",
     "History",
+    "IdentityMemo",
     "TokenEstimator",
     "TrimResult",
     "Trigger",

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from mas.runtime.context.identity_memo import IdentityMemo
 from mas.runtime.protocols import Message
 
 CHARS_PER_TOKEN = 4
@@ -49,8 +50,8 @@ MEMO_SIZE = 64
 MESSAGE_MEMO_SIZE = 64
 """Messages whose estimate is remembered at once (:func:`message_tokens`)."""
 
-_weights: dict[int, tuple[str, int]] = {}
-_messages: dict[int, tuple[Message, TokenEstimator, Any, Any, int]] = {}
+_weights: IdentityMemo[int] = IdentityMemo(MEMO_SIZE)
+_messages: IdentityMemo[int] = IdentityMemo(MESSAGE_MEMO_SIZE)
 
 
 def weight(text: str) -> int:
@@ -59,20 +60,15 @@ def weight(text: str) -> int:
     A tool result in flight is estimated on every request of its turn, twice (its fixed
     cost, the final trim) and once more when it is committed; encoding 60,000 characters
     each time was most of a sliding-window turn (issue 22). So the weight of a long text
-    is remembered by the string object itself: a ``str`` cannot change, and the memo holds
-    it, so its ``id`` cannot be reused by another string while the entry lives.
+    is remembered by the string object itself (a ``str`` cannot change).
     """
     size = len(text)
     if size < MEMO_MIN_CHARS:
         return size + len(text.encode("utf-8").translate(None, _SPARSE_BYTES))
-    found = _weights.get(id(text))
-    if found is not None and found[0] is text:
-        return found[1]
-    value = size + len(text.encode("utf-8").translate(None, _SPARSE_BYTES))
-    if len(_weights) >= MEMO_SIZE:
-        _weights.clear()  # one call, safe from threads; a turn's texts come back at once
-    _weights[id(text)] = (text, value)
-    return value
+    found = _weights.get(text)
+    if found is not None:
+        return found
+    return _weights.put(text, size + len(text.encode("utf-8").translate(None, _SPARSE_BYTES)))
 
 
 @dataclass(frozen=True)
@@ -170,22 +166,17 @@ def message_tokens(estimator: TokenEstimator, message: Message) -> int:
     """``estimator.message(message)``, remembered for the messages of the turn in flight.
 
     The current user message and each in-flight tool call and result are estimated on
-    every request of their turn and once more when the turn is committed. The memo holds
-    the message itself, so its ``id`` cannot be reused by another message while the entry
-    lives, and the message's content and tool calls: a message given another content or
-    other tool calls (not equal ones) is estimated afresh. Like the estimates a
-    :class:`~mas.runtime.context.History` keeps, it takes a sent message's content and
+    every request of their turn and once more when the turn is committed. The estimator,
+    the content and the tool calls are the memo's witnesses: a message given another
+    content or other tool calls (not equal ones) is estimated afresh. Like the estimates
+    a :class:`~mas.runtime.context.History` keeps, it takes a sent message's content and
     tool calls as settled: they are not edited in place.
     """
-    found = _messages.get(id(message))
     content, calls = message.get("content"), message.get("tool_calls")
-    if found is not None and found[:4] == (message, estimator, content, calls):
-        return found[4]
-    tokens = estimator.message(message)
-    if len(_messages) >= MESSAGE_MEMO_SIZE:
-        _messages.clear()  # one call, safe from threads; a turn's messages come back at once
-    _messages[id(message)] = (message, estimator, content, calls, tokens)
-    return tokens
+    found = _messages.get(message, estimator, content, calls)
+    if found is not None:
+        return found
+    return _messages.put(message, estimator.message(message), estimator, content, calls)
 
 
 def _dumps(value: Any) -> str:

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mas.runtime.context import DEFAULT_ESTIMATOR, DEFAULT_WINDOW, shorten_middle
+from mas.runtime.context import DEFAULT_ESTIMATOR, DEFAULT_WINDOW, IdentityMemo, shorten_middle
 from mas.runtime.protocols import (
     BindContext,
     Message,
@@ -436,7 +436,7 @@ def _least_tokens(messages: list[Message], room: int) -> int:
 COST_MEMO_SIZE = 256
 """Messages whose cost in a call is remembered at once (then the memo starts afresh)."""
 
-_costs: dict[int, tuple[Message, Any, int]] = {}
+_costs: IdentityMemo[int] = IdentityMemo(COST_MEMO_SIZE)
 
 
 def _item_cost(item: Message) -> int:
@@ -444,19 +444,14 @@ def _item_cost(item: Message) -> int:
 
     A fold's messages are costed when the boundary plans the fold (twice) and again when
     they are chunked, and costing one means encoding it, a JSON tool result parsed first:
-    so the cost is remembered per message object. The memo holds the message and its
-    content, so neither ``id`` can be reused while the entry lives, and a content
-    replaced in the dict is costed afresh.
+    so the cost is remembered per message object, its content the witness (a content
+    replaced in the dict is costed afresh).
     """
     content = item.get("content")
-    found = _costs.get(id(item))
-    if found is not None and found[0] is item and found[1] is content:
-        return found[2]
-    cost = DEFAULT_ESTIMATOR.text(_turns_json([item]))
-    if len(_costs) >= COST_MEMO_SIZE:
-        _costs.clear()  # one call, safe from threads; a fold's messages come back at once
-    _costs[id(item)] = (item, content, cost)
-    return cost
+    found = _costs.get(item, content)
+    if found is not None:
+        return found
+    return _costs.put(item, DEFAULT_ESTIMATOR.text(_turns_json([item])), content)
 
 
 def _turns_json(messages: list[Message]) -> str:
