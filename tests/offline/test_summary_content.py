@@ -38,17 +38,29 @@ def test_headers_and_greetings_are_skipped_and_the_informative_lines_kept() -> N
         "- [1:56 pm on 8 May, 2023] Caroline: I went to a LGBTQ support group yesterday "
         "and it was so powerful.",
         "- Melanie: I'm going to a pottery class with Priya Haddad next week.",
-        "- [10:37 am on 27 June, 2023] Caroline: I started researching adoption agencies "
-        "in Boston; it has been a dream.",
-        "- Melanie: I ran a charity race for mental health last Saturday.",
+        "- [10:37 am on 27 June, 2023] Caroline: Hi Mel. I started researching adoption "
+        "agencies in Boston; it has been a dream.",
+        "- Melanie: That's great! I ran a charity race for mental health last Saturday.",
     ]
 
 
-def test_a_later_sentence_of_a_speaker_line_keeps_its_speaker() -> None:
-    # A label is a speaker when it opens two lines or more.
+def test_a_speaker_line_is_kept_whole_as_the_conversation_said_it() -> None:
+    # A label is a speaker when it opens two lines or more; the line's greeting stays
+    # with its detail, so the summary quotes the line and a search finds it again.
     text = summary("Caroline: Hi Mel! My new address is 4 Elm Road, Oslo.\n"
                    "Melanie: Great! See you soon.\nCaroline: Bye!\nMelanie: Bye!")
-    assert text == "- Caroline: My new address is 4 Elm Road, Oslo."
+    assert text == "- Caroline: Hi Mel! My new address is 4 Elm Road, Oslo."
+
+
+def test_a_summary_of_a_summary_keeps_its_lines_whole_and_their_dates() -> None:
+    # The running summary is folded again with newer turns: each dated line opens its
+    # session again, so the dates survive and the speakers' lines are not cut up.
+    first = summary(SESSION_1, SESSION_2)
+    again = summary(first, "[Session 3 — 9:00 am on 2 July, 2023]\n"
+                    "Caroline: Hi! I adopted a dog called Biscuit in Boston on Friday.")
+    assert again.splitlines() == [*first.splitlines(),
+                                  "- [9:00 am on 2 July, 2023] Caroline: Hi! I adopted a dog "
+                                  "called Biscuit in Boston on Friday."]
 
 
 def test_when_the_room_is_short_the_date_moves_with_the_lines_left() -> None:

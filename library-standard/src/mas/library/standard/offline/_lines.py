@@ -2,10 +2,12 @@
 
 Session headers (``[Session 3 — 1:56 pm on 8 May, 2023]``) are not kept as lines: their
 date goes before the first line kept from their session. Speaker labels (``Caroline:``)
-are not a ``key: value`` detail, and a sentence later in a speaker's line is kept with its
-speaker. Greetings and small talk (``Hi!``, ``Hey Mel, good to see you``) score nothing;
-statements with several content words, plans among them, score as facts do. Every scan
-here is linear in its text, like every scan of untrusted text (issue 26, item 1).
+are not a ``key: value`` detail, and a speaker's line is kept whole. A line an earlier
+summary opened with its session's date (``[1:56 pm on 8 May, 2023] Caroline: …``) starts
+that session again. Greetings and small talk (``Hi!``, ``Hey Mel, good to see you``)
+score nothing; statements with several content words, plans among them, score as facts
+do. Every scan here is linear in its text, like every scan of untrusted text (issue 26,
+item 1).
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ _PLAN = re.compile(
     re.IGNORECASE,
 )
 _LABEL = re.compile(r"([A-Z][\w'’-]*(?: [A-Z][\w'’-]*){0,2}):\s+(?=\S)")
+_DATED = re.compile(r"\[([^\[\]\n]{1,80})\] (?=\S)")
+"""The date a summary writes before a session's first line: ``[1:56 pm on 8 May, 2023] ``."""
 CONTENT_WORDS = 5
 """Content words that make a statement worth keeping without any identifier (twice as
 many count twice)."""
@@ -85,13 +89,22 @@ def header_date(line: str) -> tuple[bool, str | None]:
     return True, line[spans[0][0]: spans[-1][1]]
 
 
+def split_date(line: str) -> tuple[str | None, str]:
+    """``(date, rest)`` of a line an earlier summary opened with its session's date; ``(None,
+    line)`` for any other line, a bracket that holds no date among them."""
+    dated = _DATED.match(line)
+    if dated and (date := header_date(dated.group(1))[1]) is not None:
+        return date, line[dated.end():]
+    return None, line
+
+
 def speaker_labels(texts: list[str]) -> frozenset[str]:
     """Labels (one to three capitalised words and a colon) that open two lines or more:
     the speakers of a rendered conversation."""
     counts: Counter[str] = Counter()
     for text in texts:
         for line in text.splitlines():
-            found = _LABEL.match(line.strip().lstrip("-*• "))
+            found = _LABEL.match(split_date(line.strip().lstrip("-*• "))[1])
             if found:
                 counts[found.group(1)] += 1
     return frozenset(label for label, count in counts.items() if count >= 2)

@@ -18,6 +18,7 @@ from mas.library.standard.offline._lines import (
     header_date,
     is_greeting,
     speaker_labels,
+    split_date,
     split_speaker,
 )
 from mas.library.standard.offline._text import (
@@ -61,10 +62,11 @@ def out_of_band(messages: list[Message]) -> bool:
     )
 
 
-
-
 def summarize(messages: list[Message], max_tokens: int | None) -> Answer:
-    """Keep the sentences that carry details, verbatim, in their original order.
+    """Keep the lines and sentences that carry details, verbatim, in their original order.
+
+    A speaker's line (a conversation) is one candidate, scored as the sum of its
+    sentences and kept whole; other material is cut into sentences.
 
     Material: in the replayed-conversation shape, every message except the leading system
     prompt and the final instruction; in the out-of-band shape, every non-system message.
@@ -93,11 +95,22 @@ def summarize(messages: list[Message], max_tokens: int | None) -> Answer:
         if header:
             session = (session[0] + 1, date)
             continue
+        date, line = split_date(line)
+        if date is not None:
+            # An earlier summary's line, dated as _fit writes it: its session again.
+            session = (session[0] + 1, date)
         speaker = split_speaker(line, speakers)[0]
+        scored = []
         for index, sentence in enumerate(line_sentences(line)):
             shown = f"{speaker}: {sentence}" if speaker and index else sentence
             score = _score(split_speaker(sentence, speakers)[1] if index == 0 else sentence,
                            shown, wanted)
+            scored.append((score, shown))
+        if speaker:
+            # A speaker's line is kept whole or not at all: it is how the conversation
+            # said it, and what a reader (or the evidence metric) finds again.
+            scored = [(sum(score for score, _ in scored), line)]
+        for score, shown in scored:
             shape = template(shown)
             if score and shape not in seen:
                 seen.add(shape)

@@ -47,8 +47,6 @@ MIN_SUMMARY_ROOM = 256
 COVER_PER_TOKEN = 50
 """The summary's room grows by one token per this many tokens it covers (to its cap)."""
 
-SUMMARIZER_WINDOW_SHARE = 0.125
-"""The summary's room grows to no more than this share of the summarizer's window."""
 
 _TAIL_WARNED: WeakKeyDictionary[Runtime, set[tuple[str, int]]] = WeakKeyDictionary()
 """The (agent, keep_turns) pairs already warned about, per runtime: a lab binds a fresh
@@ -82,6 +80,13 @@ class SummarisingParams(RecallFields):
         lt=1,
         description="Share of the trigger the summary's room grows to at most (one token "
         "per 50 covered); never below summary_share.",
+    )
+    summary_window_share: float = Field(
+        default=0.125,
+        gt=0,
+        le=0.4,
+        description="Share of the summarizer's window the grown room stays within: every "
+        "call carries the summary in and reserves it out, so a larger room costs calls.",
     )
     identifier_check: CheckMode = Field(
         default="repair",
@@ -385,9 +390,9 @@ class SummarisingContextManager(BoundaryFolding):
 
         ``summary_share`` of the trigger, plus one token per :data:`COVER_PER_TOKEN`
         tokens the summary already covers (a summary of a long session has more to say),
-        up to ``summary_max_share`` of the trigger and an eighth of the summarizer's
-        window (:data:`SUMMARIZER_WINDOW_SHARE`: every call carries the summary in and out,
-        so a larger one would cost calls); at least :data:`MIN_SUMMARY_ROOM` (small windows
+        up to ``summary_max_share`` of the trigger and ``summary_window_share`` of the
+        summarizer's window (every call carries the summary in and out, so a larger one
+        costs calls); at least :data:`MIN_SUMMARY_ROOM` (small windows
         still get a usable summary), never more than half the history limit.
         """
         trigger = boundary.soft_trigger
@@ -395,7 +400,8 @@ class SummarisingContextManager(BoundaryFolding):
         top = math.floor(trigger * self.params.summary_max_share)
         window_of = getattr(self.summarizer, "input_window", None)
         if callable(window_of):
-            top = min(top, int(window_of(engine, boundary.window) * SUMMARIZER_WINDOW_SHARE))
+            top = min(top, int(window_of(engine, boundary.window)
+                                * self.params.summary_window_share))
         top = max(base, top)
         grown = min(base + self.state.summarized_tokens // COVER_PER_TOKEN, top)
         return max(1, min(max(grown, MIN_SUMMARY_ROOM), limit // 2))
