@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from mas.runtime.context.archive import Archive, message_lines
 from mas.runtime.context.archive_query import questions, terms, variants
+from mas.runtime.context.recalled import CONTEXT_SHARE
 
 SESSION = [
     "Session 3 - 8 May 2023, 1:56 pm",
@@ -138,3 +139,23 @@ def test_a_hit_that_fits_comes_back_whole_and_only_its_context_is_capped() -> No
     lines = found.blocks[0].lines
     assert lines[2] == long_line.strip(), "the hit whole"
     assert found.tokens <= 200 and all(len(lines[n]) < 400 for n in lines if n != 2)
+
+
+def test_context_takes_at_most_its_share_so_more_hits_fit() -> None:
+    # Twelve sessions, each with one line about the kiln among long small talk: whole
+    # context for each hit would fill the budget after two or three of them.
+    archive = Archive()
+    for session in range(12):
+        chatter = f"Melanie: that sounds lovely, day {session}, " + "and I am glad " * 12
+        archive.add(session, [{"role": "user", "content": "\n".join(
+            [f"Session {session + 1} - {session + 1} May 2023", chatter,
+             f"Caroline: the kiln fired pot number {session} today", chatter + "too"])}])
+    budget = 400
+    found = archive.search("kiln", max_tokens=budget)
+    estimator = archive.estimator
+    hits = [text for b in found.blocks for text in b.lines.values() if "kiln" in text]
+    context = sum(estimator.text(text) + 2 for b in found.blocks
+                  for text in b.lines.values() if "kiln" not in text)
+    assert context <= budget * CONTEXT_SHARE, "the lines around hits keep to their share"
+    assert len(hits) == found.hits and found.hits >= 6, "the rest of the budget holds hits"
+    assert found.tokens <= budget

@@ -8,8 +8,10 @@ date or header). Offers are taken best-first while they fit the budget; one that
 not fit whole is taken as the bare line, and a first line larger than the budget alone
 is shortened in the middle. The ranked line itself comes whole whenever it fits what is
 left (an evidence line cut in the middle is no longer the evidence); the lines around
-it are capped at a third of the budget. A line whose text was already recalled (a greeting, a
-question asked again) is not offered twice: it would spend the budget on nothing new.
+it are capped at a third of the budget each, and at :data:`CONTEXT_SHARE` of it in all, so
+context never crowds out the next best hit (a hit whose context no longer fits comes bare).
+A line whose text was already recalled (a greeting, a question asked again) is not offered
+twice: it would spend the budget on nothing new.
 The text comes back grouped by message, best match first.
 """
 
@@ -23,6 +25,9 @@ from mas.runtime.context.shorten import shorten_middle
 
 HEADING = "Recalled from earlier in this conversation, best match first (... marks lines left out):"
 """The first line of every non-empty recall result."""
+
+CONTEXT_SHARE = 0.5
+"""Share of a recall's budget that the lines around its hits may take, in all."""
 
 GAP = "..."
 """Stands where lines of a message were left out."""
@@ -103,6 +108,7 @@ class Selection:
         self.left = max_tokens - estimator.text(HEADING) - 1
         # A line longer than this is shortened, so one long line cannot fill the budget.
         self.line_cap = max(max_tokens // 3, 16)
+        self.context_left = int(max_tokens * CONTEXT_SHARE)
         self.result = Recalled()
         self._blocks: dict[int, Block] = {}
         self._cache: dict[int, tuple[str, list[str]] | None] = {}
@@ -137,8 +143,11 @@ class Selection:
             wanted.append((position + 1, 0))
         return wanted
 
-    def _cost(self, wanted: list[tuple[int, int]]) -> tuple[int, list[tuple[int, int, str]]]:
-        cost = 0
+    def _cost(self, wanted: list[tuple[int, int]]
+              ) -> tuple[int, int, list[tuple[int, int, str]]]:
+        """What taking ``wanted`` costs in all and in context (beyond the hit), and the
+        lines it adds."""
+        cost = hit_cost = 0
         new_blocks: set[int] = set()
         picked: list[tuple[int, int, str]] = []
         for position, number in wanted:
@@ -159,8 +168,10 @@ class Selection:
             whole = (position, number) == wanted[0] and self.est.text(line) + 2 <= self.left
             text, line_cost = self._line(line, self.left if whole else self.line_cap)
             cost += line_cost
+            if (position, number) == wanted[0]:
+                hit_cost = cost
             picked.append((position, number, text))
-        return cost, picked
+        return cost, cost - hit_cost, picked
 
     def offer(self, position: int, line: int) -> bool:
         """Take the ranked line ``line`` of message ``position`` if it fits; ``True`` if taken."""
@@ -170,10 +181,11 @@ class Selection:
         if source[1][line] in self._texts:
             return False
         for wanted in (self._wanted(position, line, source[1]), [(position, line)]):
-            cost, picked = self._cost(wanted)
+            cost, context, picked = self._cost(wanted)
             if not picked:
                 return False  # already recalled with an earlier, better line
-            if cost <= self.left:
+            if cost <= self.left and context <= self.context_left:
+                self.context_left -= context
                 self._take(picked, cost)
                 return True
         if self._blocks:
