@@ -20,6 +20,11 @@ from pathlib import Path
 
 import pytest
 
+# Each step waits on the child's output against the wall clock: beside the parallel
+# phase's load (a local Ray, the MCE venv) the child printed nothing for 60 s in 2 of 4
+# runs on 2 cores, alone it starts in seconds.
+pytestmark = pytest.mark.serial
+
 MAS_CTL = str(Path(sys.executable).with_name("mas-ctl"))
 UP, LEFT = "\x1b[A", "\x1b[D"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
