@@ -19,7 +19,11 @@ one of its evidence lines is in what came back:
   here for comparison: whole messages ranked by FTS5 bm25 under ``unicode61``, any term,
   taken while they fit;
 - ``bm25`` — Okapi BM25 (k1 1.2, b 0.75) over every dialog line, written here, taking
-  the best lines until the budget is full; ``bm25, stemmed query`` likewise.
+  the best lines until the budget is full; ``bm25, stemmed query`` likewise;
+- ``recall's format, bm25 ranking`` — BM25's best lines offered to recall's own selection
+  (:class:`~mas.runtime.context.recalled.Selection`): the heading, each line's message
+  label, its session header and neighbours, in the same budget. Against ``recall`` it
+  compares the rankings alone; against ``bm25`` it prices what recall's format carries.
 
 With ``--locomo FILE`` the conversations are a LoCoMo file's instead (the published
 ``locomo10.json``, which you download: it is never shipped), read by the lab's own reader
@@ -46,6 +50,7 @@ from pathlib import Path
 
 from mas.runtime.context.archive import Archive
 from mas.runtime.context.estimate import DEFAULT_ESTIMATOR
+from mas.runtime.context.recalled import Selection
 
 SPEAKERS = ("Caroline", "Melanie")
 SESSIONS = 30
@@ -215,6 +220,21 @@ def archive_of(conv: Conversation, layout: str) -> Archive:
     return archive
 
 
+def archived_at(conv: Conversation, layout: str) -> list[tuple[int, int]]:
+    """Where :func:`archive_of` put each dialog line, in :class:`BM25`'s order: its
+    message's position and its line number there."""
+    where = []
+    position = 0
+    for _, lines in conv.sessions:
+        if layout == "session":
+            where += [(position, n) for n in range(1, len(lines) + 1)]
+            position += 2
+        else:
+            where += [(position + n, 0) for n in range(1, len(lines) + 1)]
+            position += len(lines) + 1
+    return where
+
+
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -259,14 +279,16 @@ class BM25:
                 total += self.idf[word] * tf * (self.k1 + 1) / norm
         return total
 
+    def ranked(self, query: str) -> list[int]:
+        """The lines that score for ``query``, best first."""
+        terms = words(query)
+        scores = [self.score(terms, i) for i in range(len(self.lines))]
+        return sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: -scores[i])
+
     def search(self, query: str, max_tokens: int) -> str:
         """The best-scoring lines, one per row, while they fit ``max_tokens``."""
-        terms = words(query)
-        ranked = sorted(range(len(self.lines)), key=lambda i: -self.score(terms, i))
         chosen, used = [], 0
-        for i in ranked:
-            if self.score(terms, i) <= 0:
-                break
+        for i in self.ranked(query):
             cost = DEFAULT_ESTIMATOR.text(self.lines[i]) + 1
             if used + cost <= max_tokens:
                 chosen.append(self.lines[i])
@@ -323,11 +345,25 @@ def share(conv: Conversation, search: Callable[[str], str]) -> tuple[float, floa
             totals[1], totals[2])
 
 
-def methods(archive: Archive, before: MessageSearch, bm25: BM25,
-            budget: int) -> dict[str, Callable[[str], str]]:
+def in_recall_format(archive: Archive, where: list[tuple[int, int]], bm25: BM25,
+                     query: str, budget: int) -> str:
+    """BM25's best lines as recall's selection takes them (``recall's format, bm25
+    ranking`` in the module docstring)."""
+    selection = Selection(budget, archive.estimator, archive.lines_of)
+    for i in bm25.ranked(query):
+        selection.offer(*where[i])
+        if selection.left <= 0:
+            break
+    return selection.finish(1, 0).text()
+
+
+def methods(archive: Archive, where: list[tuple[int, int]], before: MessageSearch,
+            bm25: BM25, budget: int) -> dict[str, Callable[[str], str]]:
     """Each compared method as question -> returned text, within ``budget`` tokens."""
     return {
         "recall": lambda q: archive.search(q, max_tokens=budget).text(),
+        "recall's format, bm25 ranking": lambda q: in_recall_format(archive, where, bm25, q,
+                                                                   budget),
         "recall, stemmed query": lambda q: archive.search(stemmed(q), max_tokens=budget).text(),
         "message search, no stemming": lambda q: before.search(q, budget),
         "message search, stemmed query": lambda q: before.search(stemmed(q), budget),
@@ -366,12 +402,12 @@ def table(head: str, convs: list[Conversation], layouts: Iterable[str],
         searchers = []
         for conv in convs:
             bm25 = BM25(t for _, lines in conv.sessions for _, t in lines)
-            searchers.append((conv, archive_of(conv, layout),
+            searchers.append((conv, archive_of(conv, layout), archived_at(conv, layout),
                               MessageSearch(layout_texts(conv, layout)), bm25))
         for budget in budgets:
             counts: dict[str, list[float]] = {}
-            for conv, archive, before, bm25 in searchers:
-                for name, search in methods(archive, before, bm25, budget).items():
+            for conv, archive, where, before, bm25 in searchers:
+                for name, search in methods(archive, where, before, bm25, budget).items():
                     one, two, ones, twos = share(conv, search)
                     total = counts.setdefault(name, [0.0, 0.0, 0.0, 0.0])
                     total[0] += one * ones / 100

@@ -12,7 +12,10 @@ from mas.runtime.context.groups import pair_problems
 from mas.runtime.protocols import ArchiveSettings, ManagedHistory
 from mas.runtime.session.recall import ARCHIVE_FILE, RECALL_TOOL, SessionMemory
 
-FACT = "The warehouse door code is KX-5521."
+# Long enough that the recall result outweighs its stub (a shorter one is kept whole).
+FACT = ("The warehouse door code is KX-5521. It opens the north loading bay beside the "
+        "cold store, from six in the morning until ten at night on weekdays, and the "
+        "alarm panel behind it needs the same code within thirty seconds.")
 FILLER = "Noted, thanks. " + "We talked about shipping schedules and nothing else. " * 12
 QUESTION = "What is the warehouse door code?"
 
@@ -141,3 +144,24 @@ def test_a_failed_recall_call_does_not_take_another_calls_stub() -> None:
     assert committed[1] == results[0], "the failed call's error stays as it was"
     assert committed[2]["content"].startswith("[recall_context result shown in turn 2 only")
     assert memory.counts.calls == 1 and memory.counts.released > 0
+
+
+def test_a_recall_result_shorter_than_its_stub_is_committed_as_it_came() -> None:
+    cm = ArchivingTail()
+    memory = SessionMemory(cm, None, lambda data: None)
+    assert memory.tool is not None and memory.archive is not None
+    memory.archive.add(0, [{"role": "user", "content": "The locker code is KX-5521."}])
+    history = History([{"role": "user", "content": "hello"}], base=1)
+    request = prepare_request(cm=cm, history=history, window=8000,
+                              current_input={"role": "user", "content": "code?"})
+    calls = [{"id": "c1", "type": "function",
+              "function": {"name": RECALL_TOOL, "arguments": '{"query": "locker code"}'}}]
+    assistant = {"role": "assistant", "content": None, "tool_calls": calls}
+    memory.begin_round(request, assistant)
+    results = [{"role": "tool", "tool_call_id": "c1",
+                "content": memory.tool.invoke(calls[0]["function"]["arguments"])[0]}]
+    memory.track(calls, results, turn=2)
+    assert "KX-5521" in results[0]["content"]
+    assert memory.committed([assistant, *results]) == [assistant, *results], \
+        "a stub would cost more than the text it stands for"
+    assert memory.served_tokens == 0 and memory.counts.released == 0

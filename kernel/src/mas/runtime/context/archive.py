@@ -223,7 +223,7 @@ class Archive:
         with self._lock:
             stems = self._stems(sorted({v for t in asked for term in t for v in variants(term)}))
             ranked = [self._ranked(_match(t, stems)) for t in asked]
-        selection = Selection(max_tokens, self.estimator, self._lines_of)
+        selection = Selection(max_tokens, self.estimator, self.lines_of)
         seen: set[int] = set()
         for rowid in chain.from_iterable(zip_longest(*ranked)):
             if rowid is None or rowid in seen:
@@ -253,7 +253,9 @@ class Archive:
             (match, RANKED_PER_QUESTION),
         )]
 
-    def _lines_of(self, position: int) -> tuple[str, list[str]] | None:
+    def lines_of(self, position: int) -> tuple[str, list[str]] | None:
+        """Role and lines of the archived message at ``position`` (``None``: not
+        archived), as the search ranks and returns them."""
         with self._lock:
             row = self._db.execute(
                 "select role, body from messages where position = ?", (position,)).fetchone()

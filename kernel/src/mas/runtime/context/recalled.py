@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from mas.runtime.context.estimate import TokenEstimator
 from mas.runtime.context.shorten import shorten_middle
 
-HEADING = "Recalled from earlier in this conversation, best match first (... marks lines left out):"
+HEADING = "Recalled, best match first:"
 """The first line of every non-empty recall result."""
 
 CONTEXT_SHARE = 0.5
