@@ -52,6 +52,11 @@ WRITTEN_OUT: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "name_run": (names._RUN, re.compile(
         rf"(?<![\w'’-]){_WORD}(?: (?:(?:{_PARTICLES}) )?{_WORD})*")),
     "sentence_end": (identifier_check._SENTENCE_END, re.compile(r"(?<=[.!?])\s+|\n+")),
+    "digit_forms": (patterns.DIGIT_FORMS, re.compile(
+        r"\d(?:[-/.:]\d|\s?(?:[ap]\.m|[AaPp][Mm]|%|kg|mg|km|cm|mm|ms|[GMKT]i?B|kW|[MG]?Hz|px"
+        r"|mph|min|sec|hour|day|week|month|year))")),
+    "month_prefix": (patterns.MONTH_PREFIX, re.compile(
+        r"Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec")),
 }
 """Each rewritten pattern beside the form it replaces (the same matches, read slower)."""
 

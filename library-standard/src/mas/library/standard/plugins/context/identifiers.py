@@ -86,7 +86,7 @@ def _pattern(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[int, in
 
 
 def _has_month_name(text: str) -> bool:
-    return any(month in text for month in patterns.MONTH_PREFIXES)
+    return patterns.MONTH_PREFIX.search(text) is not None
 
 
 def _has_digit_form(text: str) -> bool:
@@ -151,10 +151,19 @@ def identifiers_in(text: str) -> list[str]:
     for family in FAMILIES:
         if not family.may_occur(text, passed):
             continue
-        for start, stop in family.spans(text):
-            if taken is None:
+        if taken is None:
+            # The first family with spans overlaps nothing: a family's own spans never
+            # overlap one another, so they are taken without a check (most texts have
+            # one family; a tool result's thousands of codes skip a test each).
+            spans = list(family.spans(text))
+            if spans:
                 taken = bytearray(len(text))
-            elif taken.find(1, start, stop) >= 0:
+                for start, stop in spans:
+                    taken[start:stop] = b"\x01" * (stop - start)
+                found += [(start, text[start:stop].strip()) for start, stop in spans]
+            continue
+        for start, stop in family.spans(text):
+            if taken.find(1, start, stop) >= 0:
                 continue
             taken[start:stop] = b"\x01" * (stop - start)
             found.append((start, text[start:stop].strip()))
