@@ -8,10 +8,12 @@ import json
 import logging
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mas.library.standard.plugins.context.summarizer import _item_cost, _turns_json
 from mas.runtime.context import DEFAULT_ESTIMATOR
-from mas.runtime.protocols import SummarizerError, SummaryRequest
+from mas.runtime.protocols import Message, SummarizerError, SummaryRequest
 from mas.runtime.spec.binding import Binding, bind
 
 TURNS = [
@@ -273,3 +275,34 @@ def test_a_remembered_cost_follows_a_content_replaced_in_the_message() -> None:
     assert _item_cost(message) == first
     message["content"] = "short now"
     assert _item_cost(message) == DEFAULT_ESTIMATOR.text(_turns_json([message])) < first
+
+
+_CONTENTS = st.one_of(
+    st.none(), st.text(max_size=40),
+    st.dictionaries(st.text(max_size=5), st.one_of(st.integers(), st.text(max_size=8)),
+                    max_size=4).map(json.dumps),
+    st.just("[not json"), st.just('"just a string"'))
+
+
+@given(st.lists(st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant", "tool"]), "content": _CONTENTS},
+    optional={"name": st.text(min_size=1, max_size=6),
+              "tool_calls": st.lists(st.fixed_dictionaries(
+                  {"id": st.just("c1"), "function": st.fixed_dictionaries(
+                      {"name": st.text(max_size=6), "arguments": st.text(max_size=12)})}),
+                  max_size=2)}), max_size=5))
+def test_the_call_is_joined_from_the_remembered_rows_as_json_would_write_it(
+        messages: list[Message]) -> None:
+    # Issue 22: each message is encoded once, for its cost, and the call is joined from
+    # those rows; the text must be exactly what one json.dumps of the list gives.
+    text = _turns_json(messages)
+    assert text == json.dumps(json.loads(text), ensure_ascii=False)
+    assert len(json.loads(text)) == len(messages)
+    for message, row in zip(messages, json.loads(text), strict=True):
+        assert row["role"] == message["role"]
+        assert ("name" in row) == bool(message.get("name"))
+    again = [dict(m) for m in messages]  # other objects: encoded afresh, the same text
+    assert _turns_json(again) == text
+    for message in again:
+        message["tool_calls"] = [{"id": "c2", "function": {"name": "swap", "arguments": "{}"}}]
+    assert all(row["tool_calls"][0]["name"] == "swap" for row in json.loads(_turns_json(again)))

@@ -434,43 +434,54 @@ def _least_tokens(messages: list[Message], room: int) -> int:
 
 
 COST_MEMO_SIZE = 256
-"""Messages whose cost in a call is remembered at once (then the memo starts afresh)."""
+"""Messages whose JSON row is remembered at once (then the memo starts afresh)."""
 
-_costs: IdentityMemo[int] = IdentityMemo(COST_MEMO_SIZE)
+_rows: IdentityMemo[tuple[str, int]] = IdentityMemo(COST_MEMO_SIZE)
+
+
+def _row(item: Message) -> tuple[str, int]:
+    """An already fitted message as the call's JSON carries it, and what it adds to the
+    call's turns in estimated tokens.
+
+    A fold's messages are costed when the boundary plans the fold (twice), again when
+    they are chunked, and encoded once more in the call itself; encoding one means a
+    JSON tool result parsed first. So the row is remembered per message object, its
+    content and tool calls the witnesses (either replaced: encoded afresh), and the call
+    is joined from the rows its costs were taken from.
+    """
+    content, calls = item.get("content"), item.get("tool_calls")
+    found = _rows.get(item, content, calls)
+    if found is not None:
+        return found
+    row = json.dumps(_turn_row(item), ensure_ascii=False)
+    return _rows.put(item, (row, DEFAULT_ESTIMATOR.text(f"[{row}]")), content, calls)
 
 
 def _item_cost(item: Message) -> int:
-    """What an already fitted message adds to a call's turns, in estimated tokens.
-
-    A fold's messages are costed when the boundary plans the fold (twice) and again when
-    they are chunked, and costing one means encoding it, a JSON tool result parsed first:
-    so the cost is remembered per message object, its content the witness (a content
-    replaced in the dict is costed afresh).
-    """
-    content = item.get("content")
-    found = _costs.get(item, content)
-    if found is not None:
-        return found
-    return _costs.put(item, DEFAULT_ESTIMATOR.text(_turns_json([item])), content)
+    """What an already fitted message adds to a call's turns, in estimated tokens."""
+    return _row(item)[1]
 
 
 def _turns_json(messages: list[Message]) -> str:
-    rows = []
-    for m in messages:
-        row: dict[str, Any] = {"role": m.get("role"), "content": _json_value(m.get("content"))}
-        if m.get("tool_calls"):
-            row["tool_calls"] = [
-                {
-                    "name": (c.get("function") or {}).get("name"),
-                    "arguments": (c.get("function") or {}).get("arguments"),
-                }
-                for c in m["tool_calls"]
-                if isinstance(c, dict)
-            ]
-        if m.get("name"):
-            row["name"] = m["name"]
-        rows.append(row)
-    return json.dumps(rows, ensure_ascii=False)
+    """The call's turns: a JSON array of the messages' rows (:func:`_row`), the text
+    ``json.dumps`` gives the list of them."""
+    return "[" + ", ".join(_row(m)[0] for m in messages) + "]"
+
+
+def _turn_row(m: Message) -> dict[str, Any]:
+    row: dict[str, Any] = {"role": m.get("role"), "content": _json_value(m.get("content"))}
+    if m.get("tool_calls"):
+        row["tool_calls"] = [
+            {
+                "name": (c.get("function") or {}).get("name"),
+                "arguments": (c.get("function") or {}).get("arguments"),
+            }
+            for c in m["tool_calls"]
+            if isinstance(c, dict)
+        ]
+    if m.get("name"):
+        row["name"] = m["name"]
+    return row
 
 
 def _json_value(content: Any) -> Any:
