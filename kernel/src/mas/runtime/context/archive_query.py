@@ -5,6 +5,12 @@ each is searched on its own, so one question's words do not drown another's. A q
 is cut into *terms*: words (``excited``, ``excit``), and codes or amounts that keep their
 inner punctuation (``ORD-7781``, ``142.50``, ``50%``).
 
+A question's function words (``what``, ``did``, ``the``, ``her``: :data:`FUNCTION_WORDS`)
+are not searched unless it has nothing else: they match greetings and other questions
+rather than the line that answers, most of all in a small archive where they are rare, and
+they would take the place of content words under :data:`MAX_QUERY_TERMS`. Words that may
+be a name, a month or a noun (``May``, ``Will``, ``can``) are not among them.
+
 Models often query with stems (``excit``, ``activitie``): a word term also tries the
 common inflections of itself (``-s``, ``-es``, ``-ed``, ``-ing``, ``-e``), and the
 archive's Porter stemmer (:mod:`mas.runtime.context.archive`) brings each variant to the
@@ -29,6 +35,16 @@ MAX_QUESTIONS = 4
 MAX_QUERY_TERMS = 12
 """Terms of one question that are searched (the rest are ignored)."""
 
+_FUNCTION_TEXT = (
+    "a about am an and are as at be been being but by did do does doing done for from had "
+    "has have having he her hers him his how i if in into is it its me mine my no not of "
+    "on or our ours she so than that the their theirs them then there these they this "
+    "those to was we were what when where which who whom whose why with would could "
+    "should you your yours"
+)
+FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
+"""Words a question is not searched for while it has others (module docstring)."""
+
 INFLECTIONS = ("", "s", "es", "ed", "ing", "e")
 """Suffixes a word term is tried with, so a stem finds the word it was cut from."""
 
@@ -49,8 +65,10 @@ def questions(query: str) -> list[str]:
 def terms(question: str) -> list[str]:
     """The distinct terms of one question, lower-cased, in order, at most
     :data:`MAX_QUERY_TERMS`: runs of letters and digits joined by inner punctuation; a
-    term may end in ``%``, never in other punctuation."""
+    term may end in ``%``, never in other punctuation. :data:`FUNCTION_WORDS` are left
+    out, unless the question has no other term."""
     found: dict[str, None] = {}
+    function: dict[str, None] = {}  # kept only for a question of function words alone
     term: list[str] = []  # its pieces, joined once it ends (joining as it grows is quadratic)
     inner = ""
     for piece in _PIECE.finditer(question + " "):
@@ -62,11 +80,16 @@ def terms(question: str) -> list[str]:
             inner = punctuation
         elif not punctuation:
             if term:
-                found.setdefault(("".join(term) + ("%" if inner.startswith("%") else "")).lower())
-                if len(found) == MAX_QUERY_TERMS:
-                    break
+                text = ("".join(term) + ("%" if inner.startswith("%") else "")).lower()
+                if text in FUNCTION_WORDS:
+                    if len(function) < MAX_QUERY_TERMS:
+                        function.setdefault(text)
+                else:
+                    found.setdefault(text)
+                    if len(found) == MAX_QUERY_TERMS:
+                        break
             term, inner = [], ""
-    return list(found)
+    return list(found or function)
 
 
 def is_word(term: str) -> bool:
@@ -88,6 +111,7 @@ def phrase(text: str) -> str:
 
 
 __all__ = [
+    "FUNCTION_WORDS",
     "INFLECTIONS",
     "MAX_QUERY_CHARS",
     "MAX_QUERY_TERMS",
