@@ -176,3 +176,24 @@ def test_function_words_are_not_searched_while_a_question_has_others() -> None:
     assert terms("When did Will go in May?") == ["will", "go", "may"], "names and months stay"
     assert terms("What did she do?") == ["what", "did", "she", "do"], "nothing else to search"
     assert archive.search("what did you", max_tokens=60).text(), "still searched when alone"
+
+
+def test_the_recall_example_in_the_docs_is_what_the_search_returns() -> None:
+    archive = Archive()
+    archive.add(0, [{"role": "user", "content": "\n".join([
+        "Session 3 - 8 May 2023",
+        "Melanie: How was your week?",
+        "Caroline: Busy! I started pottery classes last Tuesday and I love them.",
+        "Melanie: That's great, what did you make?",
+        "Caroline: A lopsided bowl, but I'm proud of it."])},
+        {"role": "assistant", "content": "Noted."},
+        {"role": "user", "content": "\n".join([
+            "Session 4 - 20 May 2023", "Melanie: Any news?",
+            "Caroline: My pottery teacher says I have a steady hand.", "Melanie: Told you!"])}])
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "context.md").read_text()
+    shown = docs.split("give the model (96 tokens, three hits):\n\n```text\n", 1)[1]
+    found = archive.search("What classes did Caroline start?", max_tokens=120)
+    assert shown.split("\n```", 1)[0] == found.text()
+    assert (found.tokens, found.hits) == (96, 3)
+    bare = archive.search("What classes did Caroline start?", max_tokens=60).text()
+    assert "Session 3" not in bare and "I started pottery classes" in bare
