@@ -161,24 +161,8 @@ def test_context_takes_at_most_its_share_so_more_hits_fit() -> None:
     assert found.tokens <= budget
 
 
-def test_function_words_are_not_searched_while_a_question_has_others() -> None:
-    # In a small archive "what" and "did" are rare, so they ranked the other speaker's
-    # question first ("what did you make?") above the line that answers.
-    archive = Archive()
-    archive.add(0, [{"role": "user", "content": "\n".join([
-        "Session 3 - 8 May 2023",
-        "Melanie: How was your week?",
-        "Caroline: Busy! I started pottery classes last Tuesday and I love them.",
-        "Melanie: That's great, what did you make?",
-        "Caroline: A lopsided bowl, but I'm proud of it."])}])
-    found = archive.search("What classes did Caroline start?", max_tokens=60).text()
-    assert "I started pottery classes" in found and "what did you make" not in found
-    assert terms("When did Will go in May?") == ["will", "go", "may"], "names and months stay"
-    assert terms("What did she do?") == ["what", "did", "she", "do"], "nothing else to search"
-    assert archive.search("what did you", max_tokens=60).text(), "still searched when alone"
-
-
-def test_the_recall_example_in_the_docs_is_what_the_search_returns() -> None:
+def pottery_archive() -> Archive:
+    """Two sessions archived a message each, the first followed by the model's reply."""
     archive = Archive()
     archive.add(0, [{"role": "user", "content": "\n".join([
         "Session 3 - 8 May 2023",
@@ -190,6 +174,22 @@ def test_the_recall_example_in_the_docs_is_what_the_search_returns() -> None:
         {"role": "user", "content": "\n".join([
             "Session 4 - 20 May 2023", "Melanie: Any news?",
             "Caroline: My pottery teacher says I have a steady hand.", "Melanie: Told you!"])}])
+    return archive
+
+
+def test_function_words_are_not_searched_while_a_question_has_others() -> None:
+    # In a small archive "what" and "did" are rare, so they ranked the other speaker's
+    # question first ("what did you make?") above the line that answers.
+    archive = pottery_archive()
+    found = archive.search("What classes did Caroline start?", max_tokens=60).text()
+    assert "I started pottery classes" in found and "what did you make" not in found
+    assert terms("When did Will go in May?") == ["will", "go", "may"], "names and months stay"
+    assert terms("What did she do?") == ["what", "did", "she", "do"], "nothing else to search"
+    assert archive.search("what did you", max_tokens=60).text(), "still searched when alone"
+
+
+def test_the_recall_example_in_the_docs_is_what_the_search_returns() -> None:
+    archive = pottery_archive()
     docs = (Path(__file__).resolve().parents[2] / "docs" / "context.md").read_text()
     shown = docs.split("give the model (96 tokens, three hits):\n\n```text\n", 1)[1]
     found = archive.search("What classes did Caroline start?", max_tokens=120)
