@@ -42,10 +42,15 @@ spec:
 class Terminal:
     """A child process on a pty: type into it, wait for what it prints."""
 
-    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], *,
+                 sigint: signal.Handlers = signal.SIG_DFL) -> None:
         pid, fd = pty.fork()
         if pid == 0:  # the child: become the command, with the pty as its terminal
             os.chdir(cwd)
+            # SIGINT's disposition is set, not inherited: a suite started in the
+            # background by a non-interactive shell has it ignored (POSIX), and exec
+            # keeps that (seen in a CI run launched with `&`).
+            signal.signal(signal.SIGINT, sigint)
             os.execve(argv[0], argv, env)
         self.pid, self.fd, self.seen, self.pos = pid, fd, "", 0
 
@@ -96,14 +101,15 @@ def chat(tmp_path: Path):  # type: ignore[no-untyped-def]
     """
     started: list[Terminal] = []
 
-    def start(*extra: str, **env_extra: str) -> tuple[Terminal, Path]:
+    def start(*extra: str, sigint: signal.Handlers = signal.SIG_DFL,
+              **env_extra: str) -> tuple[Terminal, Path]:
         if not (tmp_path / "agent.yaml").exists():
             (tmp_path / "agent.yaml").write_text(AGENT)
         env = {k: v for k, v in os.environ.items() if k != "MAS_CONFIG"}
         env.update(TERM="xterm", HOME=str(tmp_path), COLUMNS="200", LINES="50", **env_extra)
         out = tmp_path / "runs" / "chat"
         argv = [MAS_CTL, "chat", "agent.yaml", "--out", str(out), *extra]
-        started.append(Terminal(argv, tmp_path, env))
+        started.append(Terminal(argv, tmp_path, env, sigint=sigint))
         return started[-1], out
 
     yield start
@@ -124,6 +130,22 @@ def sigint_takers(pid: int) -> list[int]:
         if not int(found[1], 16) & (1 << (signal.SIGINT - 1)):
             takers.append(int(task.name))
     return takers
+
+
+def ctrl_c_at_the_prompt_then_ctrl_d(term: Terminal) -> None:
+    """Ctrl-C at the prompt clears the line and says how to quit; Ctrl-D quits (exit 0).
+
+    The keys go as a user types them: the line, seen echoed (readline is reading), then
+    Ctrl-C. Sent in one write right after the prompt shows, the Ctrl-C could arrive
+    before readline waits for input, and its signal would wait with it for the next key.
+    """
+    term.type("half a line")
+    term.expect(r"half a line")
+    term.type("\x03")
+    term.expect(r"/exit or Ctrl-D quits")
+    term.expect(r"you> ")
+    term.type("\x04")
+    assert term.wait() == 0
 
 
 def user_turns(out: Path) -> list[str]:
@@ -183,17 +205,7 @@ def test_chat_in_a_terminal(chat) -> None:  # type: ignore[no-untyped-def]
     term.expect(r'"turns": 3')
     term.expect(r"you> ")
 
-    # Ctrl-C at the prompt clears the line and says how to quit; Ctrl-D quits. The keys
-    # go as a user types them: the line, seen echoed (readline is reading), then Ctrl-C.
-    # Sent in one write right after the prompt shows, the Ctrl-C could arrive before
-    # readline waits for input, and its signal would wait with it for the next key.
-    term.type("half a line")
-    term.expect(r"half a line")
-    term.type("\x03")
-    term.expect(r"/exit or Ctrl-D quits")
-    term.expect(r"you> ")
-    term.type("\x04")
-    assert term.wait() == 0
+    ctrl_c_at_the_prompt_then_ctrl_d(term)
 
     assert user_turns(out) == [
         "My locker number is 4412.",
@@ -249,3 +261,12 @@ def test_ctrl_c_during_an_answer_drops_the_turn_and_the_chat_goes_on(
         term.type("/exit\r")
         assert term.wait() == 0
     assert user_turns(out) == ["and this one does"]
+
+
+@pytest.mark.slow
+def test_a_chat_started_with_ctrl_c_ignored_takes_it_on_its_own_terminal(chat) -> None:  # type: ignore[no-untyped-def]
+    # As `mas-ctl chat ... &` from a script leaves it: SIGINT ignored from the start. On
+    # the terminal whose foreground it is, a Ctrl-C is still the user's, and the chat's.
+    term, _ = chat(sigint=signal.SIG_IGN)
+    term.expect(r"you> ")
+    ctrl_c_at_the_prompt_then_ctrl_d(term)

@@ -8,6 +8,7 @@ what is in progress and returns to the prompt, Ctrl-D or ``/exit`` to save and q
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
@@ -66,6 +67,7 @@ def chat_command(
     A line starting with ``//`` is sent with one ``/`` removed. Ctrl-C cancels the
     answer being computed (the turn is not kept) or clears the line being typed.
     """
+    _ctrl_c_from_its_terminal()
     runtime = state_of(ctx).runtime
     out = out or default_run_folder(file, overlays, infra, config, agent)
     session = open_in_folder(runtime, file, overlays, infra, config, agent, out)
@@ -156,6 +158,25 @@ def _command(session: AgentSession, text: str) -> bool:
     else:
         echo_masked(f"unknown command {text!r}; /help lists the commands", err=True)
     return False
+
+
+def _ctrl_c_from_its_terminal() -> None:
+    """Take Ctrl-C when the chat is its terminal's foreground job, though started deaf to it.
+
+    A non-interactive shell starts a command put in the background (``&``) with SIGINT
+    ignored, the ignore survives exec, and Python then installs no KeyboardInterrupt
+    handler: every Ctrl-C the chat promises would be lost without a word. A job shell
+    gives its foreground job SIGINT back; the chat does the same when the terminal's
+    foreground process group is its own, since the Ctrl-C typed there is meant for it.
+    """
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        return
+    try:
+        foreground = os.tcgetpgrp(sys.stdin.fileno()) == os.getpgrp()
+    except (OSError, ValueError, AttributeError):  # not a terminal; no job control (Windows)
+        return
+    if foreground:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _ctrl_c_to_the_main_thread() -> None:
