@@ -53,6 +53,20 @@ def test_the_three_levels_are_cumulative_shares() -> None:
         == "4 of 5 probe(s) had every evidence line verbatim, in the summary or recalled"
 
 
+def test_a_probe_whose_evidence_names_no_line_is_left_out_and_said() -> None:
+    nameless = {"probe": 6, "kind": "1", "evidence": [], "evidence_unresolved": 2}
+    result = EvidenceVerbatim().compute(_run([*PROBES, nameless]))
+    assert result.value == 0.2 and result.detail["trials"] == 5
+    assert result.detail["left_out_unresolved"] == 1
+    assert result.reasoning == ("1 of 5 probe(s) had every evidence line verbatim in the "
+                                "request; 1 probe(s) left out: their evidence names no line "
+                                "of the conversation")
+    alone = EvidenceVerbatim().compute(_run([nameless]))
+    assert alone.status == "not_applicable"
+    assert alone.error is not None and "1 probe(s) left out" in alone.error
+    assert EvidenceVerbatim().compute(_run(PROBES)).detail["left_out_unresolved"] == 0
+
+
 def test_summary_words_decides_what_a_paraphrase_earns() -> None:
     run = _run(PROBES)
     assert EvidenceWithSummary(EvidenceParams(summary_words=None)).compute(run).value == 0.4

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mas.library.lab.dataset import Item, load_dataset
+from mas.library.lab.dataset import Item, load_dataset, unresolved_evidence
 from mas.library.lab.experiment import load_lab_experiment
 from mas.library.lab.formats import stream
 from mas.library.lab.formats.stream import json_array_items
@@ -41,6 +41,17 @@ def test_locomo_maps_a_turn_per_session_and_a_probe_per_question() -> None:
     assert probes[1].evidence_unresolved == 1  # D9:9 names no line: counted, not fatal
     assert probes[2].expected == ["2024"] and probes[2].evidence_ids == ["D1:1", "D1:3"]
     assert probes[3].expected == [] and probes[3].evidence == []  # adversarial, no answer
+
+
+def test_evidence_ids_that_name_no_line_are_said_once_for_the_dataset(tmp_path: Path) -> None:
+    assert unresolved_evidence(load_dataset(LONGMEMEVAL, format="longmemeval").items) is None
+    data = json.loads(LOCOMO.read_text())
+    data[0]["qa"][0]["evidence"] = ["D7:1", "D7:2"]  # nothing it names exists
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(data))
+    assert unresolved_evidence(load_dataset(path, format="locomo").items) == (
+        "dataset: 3 evidence id(s) in 2 question(s) name no line of their conversation: "
+        "judged on the lines they name; left out of the evidence metrics: 1 naming none")
 
 
 def test_longmemeval_maps_the_haystack_and_its_has_answer_turns() -> None:
@@ -218,5 +229,7 @@ def test_the_dataset_option_reads_another_file(tmp_path: Path,
     ran = runner.invoke(lab_group, ["run", str(path), "--dataset", str(LOCOMO), "--runs-dir",
                                     str(tmp_path / "runs")], obj=CliState(Runtime.create()))
     assert ran.exit_code == 0, ran.output
+    assert ("dataset: 1 evidence id(s) in 1 question(s) name no line of their conversation: "
+            "judged on the lines they name\n") in ran.output
     run = next((tmp_path / "runs" / "bench").iterdir())
     assert json.loads((run / "run.json").read_text())["options"]["dataset"] == str(LOCOMO)

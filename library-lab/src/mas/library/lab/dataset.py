@@ -15,6 +15,7 @@ into the same items; :func:`load_dataset` picks the reader from ``format``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,6 +166,24 @@ class Dataset:
     def limited(self, limit: int | None) -> list[Item]:
         """The first ``limit`` items (all when ``None``)."""
         return self.items if limit is None else self.items[:limit]
+
+
+def unresolved_evidence(items: Sequence[Item]) -> str | None:
+    """One line on the evidence ids of ``items`` that name no line of their conversation,
+    or ``None`` when every id resolved (the published LoCoMo file has a few such ids)."""
+    ids = questions = nameless = 0
+    for item in items:
+        for probe in item.probes:
+            if probe.evidence_unresolved:
+                ids += probe.evidence_unresolved
+                questions += 1
+                nameless += not probe.evidence
+    if not ids:
+        return None
+    left_out = (f"; left out of the evidence metrics: {nameless} naming none"
+                if nameless else "")
+    return (f"dataset: {ids} evidence id(s) in {questions} question(s) name no line of "
+            f"their conversation: judged on the lines they name{left_out}")
 
 
 def load_dataset(path: Path, *, source: str | None = None, format: str = "jsonl",

@@ -17,6 +17,7 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
+from mas.library.lab.dataset import unresolved_evidence
 from mas.library.lab.experiment import LabExperiment, load_lab_experiment
 from mas.library.lab.pipeline import (
     BLOCKED,
@@ -102,6 +103,8 @@ def run_experiment(
     with run.locked():
         _store_pipeline(run, experiment.pipeline)
         _say(stream, f"{'resuming' if resumed else 'new'} run folder {run.path}")
+        if (note := unresolved_evidence(experiment.items)) is not None:
+            _say(stream, note)
         records = _run(runtime, run, experiment.pipeline, experiment=experiment,
                        overwrite=overwrite, session_function=session_function,
                        max_concurrency=max_concurrency, stream=stream, runner=runner)

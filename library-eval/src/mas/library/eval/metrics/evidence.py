@@ -16,7 +16,8 @@ The value is the session's share; ``detail`` carries the counts (``successes`` o
 ``trials`` probes, and the same per probe category) that the lab pools over sessions for
 a Wilson interval. Probes without evidence lines are not counted; a probe whose file
 named lines that do not exist is counted on its resolved lines and reported in
-``detail.with_unresolved``.
+``detail.with_unresolved``; one that names no existing line at all is left out and
+reported in ``detail.left_out_unresolved`` and the reasoning.
 """
 
 from __future__ import annotations
@@ -68,9 +69,17 @@ class EvidenceAvailable(ComputedMetric):
     def compute(self, run: SessionRun) -> MetricResult:
         """Probes with all their evidence available over probes with evidence."""
         probes = [p for p in run.probes if isinstance(p.get("evidence"), list) and p["evidence"]]
+        # A question whose every evidence id names no line has no line to look for: it is
+        # left out like a question without evidence, but said, so a file's broken ids
+        # never shrink the denominator unseen.
+        nameless = sum(1 for p in run.probes
+                       if not (isinstance(p.get("evidence"), list) and p["evidence"])
+                       and int(p.get("evidence_unresolved") or 0) > 0)
+        left_out = (f"; {nameless} probe(s) left out: their evidence names no line of the "
+                    "conversation") if nameless else ""
         if not probes:
             return MetricResult(None, error="no probe with evidence lines was asked "
-                                "(probes.jsonl)", applicable=False)
+                                f"(probes.jsonl){left_out}", applicable=False)
         by_category: dict[str, dict[str, int]] = {}
         successes = 0
         for probe in probes:
@@ -85,10 +94,11 @@ class EvidenceAvailable(ComputedMetric):
         unresolved = sum(1 for p in probes if int(p.get("evidence_unresolved") or 0) > 0)
         return MetricResult(
             successes / len(probes),
-            f"{successes} of {len(probes)} probe(s) had every evidence line {self.level_words}",
+            f"{successes} of {len(probes)} probe(s) had every evidence line "
+            f"{self.level_words}{left_out}",
             detail={"successes": successes, "trials": len(probes), "level": self.level,
                     "by_category": dict(sorted(by_category.items())),
-                    "with_unresolved": unresolved,
+                    "with_unresolved": unresolved, "left_out_unresolved": nameless,
                     "summary_words": self.params.summary_words})
 
     @property
