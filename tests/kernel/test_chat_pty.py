@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-# Each step waits on the child's output against the wall clock: beside the parallel
-# phase's load (a local Ray, the MCE venv) the child printed nothing for 60 s in 2 of 4
-# runs on 2 cores, alone it starts in seconds.
+# Each step waits on the child's output against the wall clock, so these run in the
+# serial phase, away from the parallel phase's load (a local Ray, the MCE venv). The
+# failures once put down to that load were Ctrl-Cs lost to an inherited SIG_IGN (see
+# Terminal): the output after the Ctrl-C was empty because none was taken.
 pytestmark = pytest.mark.serial
 
 MAS_CTL = str(Path(sys.executable).with_name("mas-ctl"))
