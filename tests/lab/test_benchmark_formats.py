@@ -110,6 +110,20 @@ def test_a_bad_element_is_one_line_naming_the_field(tmp_path: Path, fmt: str, ed
     assert line.startswith(f"{path}: {expected}")
 
 
+@pytest.mark.parametrize(("source", "fmt", "expected"), [
+    (LONGMEMEVAL, "locomo", "is a LongMemEval element (question_id, haystack_sessions), but the "
+     "dataset's format is locomo: set experiment.dataset.format: longmemeval"),
+    (LOCOMO, "longmemeval", "is a LoCoMo element (sample_id, conversation), but the dataset's "
+     "format is longmemeval: set experiment.dataset.format: locomo"),
+])
+def test_a_file_of_the_other_format_is_one_line_naming_it(source: Path, fmt: str,
+                                                          expected: str) -> None:
+    # Not every element's missing fields (two a question, for every question of the file).
+    with pytest.raises(ManifestError) as caught:
+        load_dataset(source, format=fmt)
+    assert _lines(caught) == [f"{source}: [0]: {expected}"]
+
+
 def test_a_file_that_is_not_an_array(tmp_path: Path) -> None:
     path = tmp_path / "object.json"
     path.write_text('{"sample_id": "x"}')

@@ -27,6 +27,21 @@ Reader = Callable[[Any, str, str], Item]
 
 READERS: dict[str, Reader] = {"locomo": locomo_item, "longmemeval": longmemeval_item}
 
+SIGNATURES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "locomo": ("LoCoMo", ("sample_id", "conversation")),
+    "longmemeval": ("LongMemEval", ("question_id", "haystack_sessions")),
+}
+"""Per format, its authors' name for it and the keys every element of its files has."""
+
+
+def other_format(element: Any, format: str) -> str | None:
+    """The other format ``element`` plainly belongs to (it has none of ``format``'s keys
+    and all of the other's), else ``None``."""
+    if not isinstance(element, dict) or any(k in element for k in SIGNATURES[format][1]):
+        return None
+    return next((name for name, (_, keys) in SIGNATURES.items()
+                 if name != format and all(k in element for k in keys)), None)
+
 
 def read_benchmark(path: Path, source: str, format: str, limit: int | None) -> list[Item]:
     """The items of a benchmark file (the first ``limit`` elements).
@@ -39,6 +54,12 @@ def read_benchmark(path: Path, source: str, format: str, limit: int | None) -> l
     seen: dict[str, int] = {}
     for index, element in enumerate(json_array_items(path, source, limit=limit)):
         where = f"[{index}]"
+        if index == 0 and (found := other_format(element, format)) is not None:
+            # One line for the whole file, not every element's missing fields.
+            title, keys = SIGNATURES[found]
+            raise ManifestError([Problem(
+                source, where, f"is a {title} element ({', '.join(keys)}), but the dataset's "
+                f"format is {format}: set experiment.dataset.format: {found}")])
         try:
             item = reader(element, source, where)
         except ManifestError as exc:
@@ -58,4 +79,4 @@ def read_benchmark(path: Path, source: str, format: str, limit: int | None) -> l
     return items
 
 
-__all__ = ["READERS", "read_benchmark"]
+__all__ = ["READERS", "SIGNATURES", "other_format", "read_benchmark"]
