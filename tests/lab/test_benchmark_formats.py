@@ -124,6 +124,22 @@ def test_a_file_of_the_other_format_is_one_line_naming_it(source: Path, fmt: str
     assert _lines(caught) == [f"{source}: [0]: {expected}"]
 
 
+@pytest.mark.parametrize(("source", "fix"), [
+    (LOCOMO, "a LoCoMo file: set experiment.dataset: {path: ..., format: locomo}"),
+    (LONGMEMEVAL, "a LongMemEval file: set experiment.dataset: {path: ..., format: longmemeval}"),
+    (None, "a benchmark file needs experiment.dataset.format (locomo or longmemeval)"),
+])
+def test_an_array_read_as_json_lines_is_one_line(tmp_path: Path, source: Path | None,
+                                                 fix: str) -> None:
+    # A benchmark file given as a plain path (format jsonl): one line, not one per line.
+    path = tmp_path / "array.json"
+    path.write_text("\n" + (source.read_text() if source else "[1,\n 2]"))
+    with pytest.raises(ManifestError) as caught:
+        load_dataset(path, format="jsonl")
+    assert _lines(caught) == [f"{path}: line 2: the file is one JSON array, not JSON Lines "
+                              f"(an item per line); {fix}"]
+
+
 def test_a_file_that_is_not_an_array(tmp_path: Path) -> None:
     path = tmp_path / "object.json"
     path.write_text('{"sample_id": "x"}')

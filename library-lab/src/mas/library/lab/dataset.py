@@ -234,9 +234,32 @@ def _first_questions(item: Item, questions: int) -> Item:
     return item.model_copy(update={"probes": item.probes[:questions]})
 
 
+def _not_json_lines(path: Path, name: str, line: int) -> ManifestError:
+    """The error of a JSONL dataset that is one JSON array: the format to set when its
+    first element is a benchmark's (a LoCoMo or LongMemEval file given as a plain path)."""
+    # Imported here: the format readers build this module's items.
+    from mas.library.lab.formats import SIGNATURES, format_of
+    from mas.library.lab.formats.stream import json_array_items
+
+    try:
+        element = next(iter(json_array_items(path, name, limit=1)), None)
+    except ManifestError:  # not even its first element parses: the message says enough
+        element = None
+    found = format_of(element)
+    fix = (f"a {SIGNATURES[found][0]} file: set experiment.dataset: {{path: ..., format: "
+           f"{found}}}" if found else "a benchmark file needs experiment.dataset.format "
+           "(locomo or longmemeval)")
+    return ManifestError([Problem(name, f"line {line}", "the file is one JSON array, not "
+                                  f"JSON Lines (an item per line); {fix}")])
+
+
 def _load_jsonl(path: Path, name: str, limit: int | None) -> Dataset:
     """The items of a JSONL dataset (the first ``limit`` lines holding one)."""
     lines = read_lines(Path(path), name, "dataset")
+    first = next((n for n, line in enumerate(lines, start=1) if line.strip()), None)
+    if first is not None and lines[first - 1].lstrip().startswith("["):
+        # One problem for the file, not one per line of an indented array.
+        raise _not_json_lines(Path(path), name, first)
     problems: list[Problem] = []
     items: list[Item] = []
     seen: dict[str, int] = {}

@@ -34,13 +34,21 @@ SIGNATURES: dict[str, tuple[str, tuple[str, ...]]] = {
 """Per format, its authors' name for it and the keys every element of its files has."""
 
 
+def format_of(element: Any) -> str | None:
+    """The format whose keys ``element`` has (an element of its files), else ``None``."""
+    if not isinstance(element, dict):
+        return None
+    return next((name for name, (_, keys) in SIGNATURES.items()
+                 if all(k in element for k in keys)), None)
+
+
 def other_format(element: Any, format: str) -> str | None:
     """The other format ``element`` plainly belongs to (it has none of ``format``'s keys
     and all of the other's), else ``None``."""
-    if not isinstance(element, dict) or any(k in element for k in SIGNATURES[format][1]):
+    if isinstance(element, dict) and any(k in element for k in SIGNATURES[format][1]):
         return None
-    return next((name for name, (_, keys) in SIGNATURES.items()
-                 if name != format and all(k in element for k in keys)), None)
+    found = format_of(element)
+    return found if found != format else None
 
 
 def read_benchmark(path: Path, source: str, format: str, limit: int | None) -> list[Item]:
@@ -79,4 +87,4 @@ def read_benchmark(path: Path, source: str, format: str, limit: int | None) -> l
     return items
 
 
-__all__ = ["READERS", "SIGNATURES", "other_format", "read_benchmark"]
+__all__ = ["READERS", "SIGNATURES", "format_of", "other_format", "read_benchmark"]
