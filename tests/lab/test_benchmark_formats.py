@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mas.library.lab.dataset import Item, load_dataset, unresolved_evidence
+from mas.library.lab.dataset import MAX_PROBLEMS, Item, load_dataset, unresolved_evidence
 from mas.library.lab.experiment import load_lab_experiment
 from mas.library.lab.formats import stream
 from mas.library.lab.formats.stream import json_array_items
@@ -138,6 +138,25 @@ def test_an_array_read_as_json_lines_is_one_line(tmp_path: Path, source: Path | 
         load_dataset(path, format="jsonl")
     assert _lines(caught) == [f"{path}: line 2: the file is one JSON array, not JSON Lines "
                               f"(an item per line); {fix}"]
+
+
+@pytest.mark.parametrize("fmt", ["locomo", "jsonl"])
+def test_a_file_wrong_everywhere_stops_after_max_problems(tmp_path: Path, fmt: str) -> None:
+    path = tmp_path / "bad.json"
+    if fmt == "locomo":
+        element = json.loads(LOCOMO.read_text())[0]
+        element["qa"][0]["category"] = "x"
+        path.write_text(json.dumps([{**element, "sample_id": f"s{i}"} for i in range(60)]))
+    else:
+        path.write_text("".join(f'{{"id": "i{i}"}}\n' for i in range(60)))  # no turns
+    with pytest.raises(ManifestError) as caught:
+        load_dataset(path, format=fmt)
+    lines = _lines(caught)
+    assert len(lines) == MAX_PROBLEMS + 1
+    assert lines[-1] == (f"{path}: stopped after {MAX_PROBLEMS} problems; the rest of the "
+                         "file was not read")
+    first = "[0].qa[0].category: " if fmt == "locomo" else "line 1.turns: "
+    assert lines[0].startswith(f"{path}: {first}")
 
 
 def test_a_file_that_is_not_an_array(tmp_path: Path) -> None:

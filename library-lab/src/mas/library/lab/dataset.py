@@ -168,6 +168,21 @@ class Dataset:
         return self.items if limit is None else self.items[:limit]
 
 
+MAX_PROBLEMS = 20
+"""Problems a dataset file reports before the rest of it is left unread: a field wrong in
+every element of a 500-instance file is one mistake, not 500 lines to scroll past."""
+
+
+def enough_problems(problems: list[Problem], source: str) -> bool:
+    """Whether ``problems`` reached :data:`MAX_PROBLEMS`; if so, a last line says the rest
+    of ``source`` was not read."""
+    if len(problems) < MAX_PROBLEMS:
+        return False
+    problems.append(Problem(source, "", f"stopped after {len(problems)} problems; the rest "
+                            "of the file was not read"))
+    return True
+
+
 def unresolved_evidence(items: Sequence[Item]) -> str | None:
     """One line on the evidence ids of ``items`` that name no line of their conversation,
     or ``None`` when every id resolved (the published LoCoMo file has a few such ids)."""
@@ -264,6 +279,8 @@ def _load_jsonl(path: Path, name: str, limit: int | None) -> Dataset:
     items: list[Item] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
+        if enough_problems(problems, name):
+            break
         if not line.strip():
             continue
         where = f"line {number}"

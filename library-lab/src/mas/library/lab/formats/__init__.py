@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mas.library.lab.dataset import Item, probe_problems
+from mas.library.lab.dataset import Item, enough_problems, probe_problems
 from mas.library.lab.formats.locomo import locomo_item
 from mas.library.lab.formats.longmemeval import longmemeval_item
 from mas.library.lab.formats.stream import json_array_items
@@ -61,6 +61,8 @@ def read_benchmark(path: Path, source: str, format: str, limit: int | None) -> l
     items: list[Item] = []
     seen: dict[str, int] = {}
     for index, element in enumerate(json_array_items(path, source, limit=limit)):
+        if enough_problems(problems, source):
+            break
         where = f"[{index}]"
         if index == 0 and (found := other_format(element, format)) is not None:
             # One line for the whole file, not every element's missing fields.
