@@ -271,3 +271,21 @@ def test_a_chat_started_with_ctrl_c_ignored_takes_it_on_its_own_terminal(chat) -
     term, _ = chat(sigint=signal.SIG_IGN)
     term.expect(r"you> ")
     ctrl_c_at_the_prompt_then_ctrl_d(term)
+
+
+@pytest.mark.slow
+def test_a_line_history_that_cannot_be_saved_is_said_and_the_transcript_kept(
+    chat, tmp_path: Path  # type: ignore[no-untyped-def]
+) -> None:
+    out = tmp_path / "runs" / "chat"
+    (out / "chat_history.txt").mkdir(parents=True)  # a folder where the file goes
+    term, _ = chat()
+    term.expect(r"you> ")
+    term.type("Remember 4412.\r")
+    term.expect(r"runner> .*\n")
+    term.expect(r"you> ")
+    term.type("\x04")
+    assert term.wait() == 0
+    assert re.search(r"warning: \S+chat_history.txt: this chat's lines not saved \(Is a "
+                     r"directory\)", ANSI.sub("", term.seen))
+    assert user_turns(out) == ["Remember 4412."]

@@ -206,6 +206,21 @@ def _line_editing(history: Path) -> Callable[[], None]:
     except ImportError:  # Python built without readline (Windows): plain input()
         return lambda: None
     readline.set_history_length(1000)
-    if history.is_file():
-        readline.read_history_file(history)
-    return lambda: readline.write_history_file(history)
+    # The line history is a convenience: a file that cannot be read or written (a folder
+    # in its place, a full disk) costs the arrow keys' memory, never the chat or its
+    # transcript, and is said.
+    try:
+        if history.is_file():
+            readline.read_history_file(history)
+    except OSError as exc:
+        echo_masked(f"warning: {history}: earlier lines not read ({exc.strerror or exc})",
+                    err=True)
+
+    def save() -> None:
+        try:
+            readline.write_history_file(history)
+        except OSError as exc:
+            echo_masked(f"warning: {history}: this chat's lines not saved "
+                        f"({exc.strerror or exc})", err=True)
+
+    return save
