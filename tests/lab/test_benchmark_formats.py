@@ -91,7 +91,9 @@ def test_questions_takes_the_first_n_of_each_item() -> None:
     ("locomo", lambda d: d[0]["qa"][0].update(category=[1]), "[0].qa[0].category: "),
     ("locomo", lambda d: d[1]["conversation"]["session_1"][1].update(dia_id="D1:1"),
      "[1].conversation.session_1[1].dia_id: two lines have this dia_id (got 'D1:1')"),
-    ("locomo", lambda d: d[1].update(sample_id="../up"), "[1].id: "),
+    ("locomo", lambda d: d[1].update(sample_id="../up"), "[1].sample_id: Value error, must "
+     "not contain '/' or '\\' (it becomes a folder name) (got '../up')"),
+    ("longmemeval", lambda d: d[0].update(question_id="a/b"), "[0].question_id: Value error"),
     ("longmemeval", lambda d: d[0]["haystack_dates"].pop(),
      "[0].haystack_dates: has 1 entries for 2 haystack_sessions (got 1)"),
     ("longmemeval", lambda d: d[1]["haystack_sessions"][0][0].pop("role"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -27,10 +28,19 @@ def parsed(model: type[Model], data: Any, source: str, where: str) -> Model:
         raise ManifestError(problems_from_validation(exc, source, where)) from None
 
 
-def built_item(data: dict[str, Any], source: str, where: str) -> Item:
+def built_item(data: dict[str, Any], source: str, where: str, id_field: str) -> Item:
     """The lab item of one element; text that cannot be written as UTF-8 is refused here,
-    before it reaches ``item.json``."""
-    item = parsed(Item, data, source, where)
+    before it reaches ``item.json``.
+
+    :param id_field: the element's field the item's ``id`` comes from, which a problem
+        with the id names (``[0].sample_id``: the user's field, not the lab's).
+    """
+    try:
+        item = parsed(Item, data, source, where)
+    except ManifestError as exc:
+        raise ManifestError([
+            replace(p, location=f"{where}.{id_field}") if p.location == f"{where}.id" else p
+            for p in exc.problems]) from None
     try:
         item.model_dump_json().encode("utf-8")
     except ValueError:  # pydantic's serialization error, or the encoder's

@@ -123,7 +123,7 @@ def locomo_item(element: Any, source: str, where: str) -> Item:
         raise ManifestError(problems)
     probes = [_probe(question, lines, len(turns)) for question in sample.qa]
     return built_item({"id": sample.sample_id, "turns": turns, "probes": probes,
-                       "format": "locomo"}, source, where)
+                       "format": "locomo"}, source, where, "sample_id")
 
 
 def _probe(question: Question, lines: dict[str, str], after: int) -> dict[str, Any]:

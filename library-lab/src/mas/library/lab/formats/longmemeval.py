@@ -94,4 +94,4 @@ def longmemeval_item(element: Any, source: str, where: str) -> Item:
     probe = {"turn": len(turns), "question": question, "kind": instance.question_type,
              "expected": answer_text(instance.answer), "evidence": evidence}
     return built_item({"id": instance.question_id, "turns": turns, "probes": [probe],
-                       "format": "longmemeval"}, source, where)
+                       "format": "longmemeval"}, source, where, "question_id")
