@@ -54,6 +54,17 @@ def test_run_resume_report_and_ls(tiny: Path, tmp_path: Path) -> None:
     assert listing.exit_code == 0
     assert f"{report.parent}" in listing.output and "finished" in listing.output
     assert "sessions 2/2 (0 failed)" in listing.output
+    assert "earlier pass" not in first.output + again.output + redo.output
+
+    # A pass whose aggregate fails leaves the last table and report in place: shown, and
+    # said to be an earlier pass's rather than passed off as this one's.
+    (report.parent / "sessions.json").write_text("{torn")
+    broken = _invoke("report", str(report.parent))
+    assert broken.exit_code == 1
+    assert "from an earlier pass (this one did not rewrite results.json):\nmetric" \
+        in broken.output
+    assert "\nresult (from an earlier pass):\n" in broken.output
+    assert f"report: {report} (from an earlier pass)" in broken.output
 
 
 def test_bad_input_is_one_line_and_exit_2(tiny: Path, tmp_path: Path, make_experiment: Any) -> None:

@@ -68,18 +68,23 @@ def _finish(outcome: LabOutcome, allow_degraded: bool = False, as_json: bool = F
     if as_json:
         click.echo(json.dumps(outcome_document(outcome), indent=2))
     else:
+        # What a failed step did not rewrite is an earlier pass's, and says so.
+        earlier_table = not outcome.vouches_for(RESULTS_FILE)
+        earlier_report = not outcome.vouches_for(REPORT_FILE)
         results = read_json(outcome.run.path / RESULTS_FILE, None)
+        if (results or table.is_file()) and earlier_table:
+            click.echo(f"from an earlier pass (this one did not rewrite {RESULTS_FILE}):")
         if results:
             click.echo(render_table(results, WIDTH))
         elif table.is_file():
             click.echo(table.read_text(encoding="utf-8").rstrip())
         result = outcome.run.path / RESULT_FILE
         if result.is_file() and result.read_text(encoding="utf-8").strip():
-            click.echo("result:")
+            click.echo("result (from an earlier pass):" if earlier_report else "result:")
             for line in result.read_text(encoding="utf-8").splitlines():
                 click.echo(fold(line, first="  ", rest="    "))
         if report.is_file():
-            click.echo(f"report: {report}")
+            click.echo(f"report: {report}" + (" (from an earlier pass)" if earlier_report else ""))
             click.echo("  open it in a browser: the table, the plots, a timeline page per session")
     if not outcome.ok:
         failed = [f"{r.name} ({r.status})" for r in outcome.records.values()

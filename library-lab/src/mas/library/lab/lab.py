@@ -22,6 +22,8 @@ from mas.library.lab.experiment import LabExperiment, load_lab_experiment
 from mas.library.lab.pipeline import (
     BLOCKED,
     FAILED,
+    OK,
+    SKIPPED,
     Pipeline,
     PlannedStep,
     StepRecord,
@@ -56,6 +58,12 @@ class LabOutcome:
     run: RunFolder
     resumed: bool
     records: dict[str, StepRecord] = field(default_factory=dict)
+
+    def vouches_for(self, name: str) -> bool:
+        """Whether a step of this pass wrote the run-folder file ``name`` or found it
+        current; a file no finished step names was left by an earlier pass."""
+        return any(r.status in (OK, SKIPPED) and name in r.outputs
+                   for r in self.records.values())
 
     @property
     def ok(self) -> bool:
