@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,10 @@ def test_run_resume_report_and_ls(tiny: Path, tmp_path: Path) -> None:
         in broken.output
     assert "\nresult (from an earlier pass):\n" in broken.output
     assert f"report: {report} (from an earlier pass)" in broken.output
+    as_json = _invoke("report", str(report.parent), "--json")
+    document = json.loads(as_json.stdout)
+    assert document["from_earlier_pass"] == ["results.json", "report.html"]
+    assert not document["ok"] and document["results"]["flavours"]
 
 
 def test_bad_input_is_one_line_and_exit_2(tiny: Path, tmp_path: Path, make_experiment: Any) -> None:

@@ -117,6 +117,9 @@ def outcome_document(outcome: LabOutcome) -> dict[str, Any]:
         "steps": {name: record.status for name, record in outcome.records.items()},
         "results": read_json(outcome.run.path / RESULTS_FILE, None),
         "report": str(report) if report.is_file() else None,
+        "from_earlier_pass": [name for name in (RESULTS_FILE, REPORT_FILE)
+                              if (outcome.run.path / name).is_file()
+                              and not outcome.vouches_for(name)],
     }
 
 
