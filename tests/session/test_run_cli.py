@@ -67,12 +67,16 @@ def test_bad_input_lines_are_reported_with_line_numbers(
 ) -> None:
     agent = write("agent.yaml", AGENT)
     bad = tmp_path / "turns.jsonl"
-    bad.write_text('"fine"\n{not json\n{"user": 3}\n')
+    # Line 4 is a lab dataset's turn: its tool results would be dropped without a word.
+    bad.write_text('"fine"\n{not json\n{"user": 3}\n'
+                   '{"user": "look it up", "tool_results": {"lookup": "42"}}\n')
     result = mas_ctl("run", agent, "--input", bad, "--out", tmp_path / "run")
     assert result.code == 2  # type: ignore[attr-defined]
     lines = result.err.strip().splitlines()  # type: ignore[attr-defined]
     assert lines[0].startswith(f"{bad}: line 2: not valid JSON")
     assert lines[1].startswith(f"{bad}: line 3: expected a JSON string")
+    assert lines[2] == (f'{bad}: line 4.tool_results: unknown key; a turn here is a JSON '
+                        'string or {"user": "..."} and nothing else')
     assert not (tmp_path / "run").exists()
 
 

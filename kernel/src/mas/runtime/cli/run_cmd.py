@@ -66,6 +66,13 @@ def read_turns(path: Path) -> list[str]:
                 )
             )
             continue
+        unknown = sorted(set(item) - {"user"}) if isinstance(item, dict) else []
+        if unknown:
+            # Dropped without a word it would be lost: a lab dataset's tool_results, say.
+            problems.append(Problem(str(path), f"line {number}.{unknown[0]}",
+                                    'unknown key; a turn here is a JSON string or '
+                                    '{"user": "..."} and nothing else'))
+            continue
         turns.append(text)
     if problems:
         raise ManifestError(problems)
