@@ -138,8 +138,8 @@ def test_an_array_read_as_json_lines_is_one_line(tmp_path: Path, source: Path | 
     path.write_text("\n" + (source.read_text() if source else "[1,\n 2]"))
     with pytest.raises(ManifestError) as caught:
         load_dataset(path, format="jsonl")
-    assert _lines(caught) == [f"{path}: line 2: the file is one JSON array, not JSON Lines "
-                              f"(an item per line); {fix}"]
+    assert _lines(caught) == [f"{path}: line 2: opens a JSON array, but a JSON Lines dataset "
+                              f"has an item (a JSON object) per line; {fix}"]
 
 
 @pytest.mark.parametrize("fmt", ["locomo", "jsonl"])
@@ -156,7 +156,7 @@ def test_a_file_wrong_everywhere_stops_after_max_problems(tmp_path: Path, fmt: s
     lines = _lines(caught)
     assert len(lines) == MAX_PROBLEMS + 1
     assert lines[-1] == (f"{path}: stopped after {MAX_PROBLEMS} problems; the rest of the "
-                         "file was not read")
+                         "file was not checked")
     first = "[0].qa[0].category: " if fmt == "locomo" else "line 1.turns: "
     assert lines[0].startswith(f"{path}: {first}")
 

@@ -175,11 +175,11 @@ every element of a 500-instance file is one mistake, not 500 lines to scroll pas
 
 def enough_problems(problems: list[Problem], source: str) -> bool:
     """Whether ``problems`` reached :data:`MAX_PROBLEMS`; if so, a last line says the rest
-    of ``source`` was not read."""
+    of ``source`` was not checked (a benchmark file's rest is not even read)."""
     if len(problems) < MAX_PROBLEMS:
         return False
     problems.append(Problem(source, "", f"stopped after {len(problems)} problems; the rest "
-                            "of the file was not read"))
+                            "of the file was not checked"))
     return True
 
 
@@ -264,8 +264,8 @@ def _not_json_lines(path: Path, name: str, line: int) -> ManifestError:
     fix = (f"a {SIGNATURES[found][0]} file: set experiment.dataset: {{path: ..., format: "
            f"{found}}}" if found else "a benchmark file needs experiment.dataset.format "
            "(locomo or longmemeval)")
-    return ManifestError([Problem(name, f"line {line}", "the file is one JSON array, not "
-                                  f"JSON Lines (an item per line); {fix}")])
+    return ManifestError([Problem(name, f"line {line}", "opens a JSON array, but a JSON "
+                                  f"Lines dataset has an item (a JSON object) per line; {fix}")])
 
 
 def _load_jsonl(path: Path, name: str, limit: int | None) -> Dataset:

@@ -47,8 +47,7 @@ def other_format(element: Any, format: str) -> str | None:
     and all of the other's), else ``None``."""
     if isinstance(element, dict) and any(k in element for k in SIGNATURES[format][1]):
         return None
-    found = format_of(element)
-    return found if found != format else None
+    return format_of(element)  # with none of format's keys, never format itself
 
 
 def read_benchmark(path: Path, source: str, format: str, limit: int | None) -> list[Item]:
