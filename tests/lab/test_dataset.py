@@ -114,6 +114,27 @@ def test_a_turn_object_needs_a_user_message(tmp_path: Path) -> None:
         load_dataset(path)
 
 
+def test_a_wrong_turn_is_one_problem_about_the_shape_it_meant(tmp_path: Path) -> None:
+    # A turn is a string or a Turn: an object's mistake is reported for the object alone,
+    # a value of neither shape gets one line naming both, and no location names a branch.
+    path = _write(
+        tmp_path,
+        '{"id": "a", "turns": ["hi", {"user": "x", "tool_result": {}}]}',
+        '{"id": "b", "turns": [3]}',
+        '{"id": "c", "turns": ["q"], "probes": [{"turn": 1, "question": ["q"]}]}',
+    )
+    with pytest.raises(ManifestError) as caught:
+        load_dataset(path)
+    lines = str(caught.value).splitlines()
+    assert lines == [
+        f"{path}: line 1.turns[1].tool_result: unknown field (not allowed here) (got {{}})",
+        f'{path}: line 2.turns[0]: a turn is a string or an object {{"user": ..., '
+        '"tool_results": {...}} (got 3)',
+        f'{path}: line 3.probes[0].question: a turn is a string or an object '
+        '{"user": ..., "tool_results": {...}} (got [\'q\'])',
+    ]
+
+
 def test_empty_and_missing_files(tmp_path: Path) -> None:
     with pytest.raises(ManifestError, match="the dataset has no item"):
         load_dataset(_write(tmp_path, ""))

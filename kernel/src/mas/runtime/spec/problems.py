@@ -35,7 +35,8 @@ def problems_from_validation(
     """One :class:`Problem` per pydantic error, located under ``prefix``.
 
     Pydantic's own location segments for union branches and tagged unions (such as
-    ``function-after[...]``) are dropped so the path matches what the user wrote.
+    ``function-after[...]``, or a discriminator's tag spelled in brackets, ``[turn]``)
+    are dropped so the path matches what the user wrote.
     """
     problems = []
     for item in error.errors(include_url=False):

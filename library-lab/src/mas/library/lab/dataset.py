@@ -18,9 +18,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    model_validator,
+)
 
 from mas.runtime.errors import ManifestError, Problem
 from mas.runtime.spec.jsonl import parse_line, read_lines
@@ -40,6 +48,30 @@ class Turn(BaseModel):
     )
 
 
+def _turn_shape(raw: Any) -> str | None:
+    # The tags are bracketed so that a problem's location leaves them out
+    # (problems_from_validation drops such segments): the user wrote turns[1], not a branch.
+    if isinstance(raw, str):
+        return "[text]"
+    if isinstance(raw, dict | Turn):
+        return "[turn]"
+    return None
+
+
+TurnSpec = Annotated[
+    Annotated[str, Tag("[text]")] | Annotated[Turn, Tag("[turn]")],
+    Discriminator(
+        _turn_shape,
+        custom_error_type="turn_shape",
+        custom_error_message='a turn is a string or an object {"user": ..., "tool_results": '
+        "{...}}",
+    ),
+]
+"""A turn as a file has it: the user message, or a :class:`Turn`. The branch is picked by
+the value's shape, so a wrong turn is one problem about the branch it meant (an object's
+unknown key), not one per branch."""
+
+
 class Probe(BaseModel):
     """A question whose answer must contain ``expected``.
 
@@ -56,7 +88,7 @@ class Probe(BaseModel):
                                 description="Strings the answer must contain.")
     kind: str = Field(default="", description="Free label or category (planted, 1, "
                       "temporal-reasoning, ...).")
-    question: str | Turn | None = Field(
+    question: TurnSpec | None = Field(
         default=None, description="The question, asked in isolation after ``turn`` turns.")
     evidence: list[str] = Field(
         default_factory=list,
@@ -86,7 +118,7 @@ class Item(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     id: FolderName = Field(min_length=1, description="Unique item id (folder name).")
-    turns: list[str | Turn] = Field(min_length=1, description="User turns, in order.")
+    turns: list[TurnSpec] = Field(min_length=1, description="User turns, in order.")
     expected_facts: list[str] = Field(
         default_factory=list, description="Strings the final answer must contain (FactRecall)."
     )
