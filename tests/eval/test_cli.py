@@ -81,7 +81,7 @@ def test_unknown_metric_lists_available_ids_and_exits_2(engine, tmp_path, kit) -
     ("args", "message"),
     [
         (["--prompt-metric", "no-equals-sign"], "expected ID=PROMPT"),
-        (["--prompt-metric", "Tone="], "prompt_metrics[0].prompt: Value error, must not be"),
+        (["--prompt-metric", "Tone="], "prompt_metrics[0].prompt: must not be"),
         (["--samples", "0"], "0 is not in the range"),
     ],
 )

@@ -70,8 +70,8 @@ def test_unknown_id_lists_the_available_ones(runtime: Runtime) -> None:
     ("raw", "expected"),
     [
         ({"id": "Tone"}, "prompt_metrics[0].prompt: Field required"),
-        ({"id": "Tone", "prompt": "  "}, "prompt_metrics[0].prompt: Value error, must not be"),
-        ({"id": "1bad", "prompt": "p"}, "prompt_metrics[0].id: Value error, must start"),
+        ({"id": "Tone", "prompt": "  "}, "prompt_metrics[0].prompt: must not be"),
+        ({"id": "1bad", "prompt": "p"}, "prompt_metrics[0].id: must start"),
         ({"id": "Tone", "prompt": "p", "unit": "stars"}, "prompt_metrics[0].unit: Input should"),
         ({"id": "Tone", "prompt": "p", "scale": 5}, "prompt_metrics[0].scale: unknown field"),
         ({"id": "goal_success_rate", "prompt": "p"}, "clashes with a registered metric id"),

@@ -91,13 +91,18 @@ def test_questions_takes_the_first_n_of_each_item() -> None:
     ("locomo", lambda d: d[0]["qa"][0].update(category=[1]), "[0].qa[0].category: "),
     ("locomo", lambda d: d[1]["conversation"]["session_1"][1].update(dia_id="D1:1"),
      "[1].conversation.session_1[1].dia_id: two lines have this dia_id (got 'D1:1')"),
-    ("locomo", lambda d: d[1].update(sample_id="../up"), "[1].sample_id: Value error, must "
+    ("locomo", lambda d: d[1].update(sample_id="../up"), "[1].sample_id: must "
      "not contain '/' or '\\' (it becomes a folder name) (got '../up')"),
-    ("longmemeval", lambda d: d[0].update(question_id="a/b"), "[0].question_id: Value error"),
+    ("longmemeval", lambda d: d[0].update(question_id="a/b"), "[0].question_id: must "),
     ("longmemeval", lambda d: d[0]["haystack_dates"].pop(),
      "[0].haystack_dates: has 1 entries for 2 haystack_sessions (got 1)"),
     ("longmemeval", lambda d: d[1]["haystack_sessions"][0][0].pop("role"),
      "[1].haystack_sessions[0][0].role: Field required"),
+    # A blank question would be asked as the date alone (LongMemEval) or as nothing.
+    ("locomo", lambda d: d[0]["qa"][0].update(question=" \n"),
+     "[0].qa[0].question: must not be blank (got ' \\n')"),
+    ("longmemeval", lambda d: d[0].update(question="   "),
+     "[0].question: must not be blank (got '   ')"),
 ])
 def test_a_bad_element_is_one_line_naming_the_field(tmp_path: Path, fmt: str, edit: Any,
                                                     expected: str) -> None:
@@ -223,7 +228,7 @@ def test_an_inline_probe_needs_an_expected_string(tmp_path: Path) -> None:
     path.write_text(json.dumps({"id": "x", "turns": ["a"], "probes": [{"turn": 0}]}) + "\n")
     with pytest.raises(ManifestError) as caught:
         load_dataset(path)
-    assert _lines(caught) == [f"{path}: line 1.probes[0]: Value error, an inline probe needs at "
+    assert _lines(caught) == [f"{path}: line 1.probes[0]: an inline probe needs at "
                               "least one expected string (or evidence lines) (got {'turn': 0})"]
 
 

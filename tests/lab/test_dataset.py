@@ -135,6 +135,19 @@ def test_a_wrong_turn_is_one_problem_about_the_shape_it_meant(tmp_path: Path) ->
     ]
 
 
+def test_a_blank_turn_is_refused_in_either_shape(tmp_path: Path) -> None:
+    # As mas-ctl run refuses one: an empty user message is a slip in the file, not a turn.
+    path = _write(tmp_path, '{"id": "a", "turns": ["", {"user": " "}, "ok"]}',
+                  '{"id": "b", "turns": ["x"], "probes": [{"turn": 1, "question": "\\n"}]}')
+    with pytest.raises(ManifestError) as caught:
+        load_dataset(path)
+    assert str(caught.value).splitlines() == [
+        f"{path}: line 1.turns[0]: must not be blank (got '')",
+        f"{path}: line 1.turns[1].user: must not be blank (got ' ')",
+        f"{path}: line 2.probes[0].question: must not be blank (got '\\n')",
+    ]
+
+
 def test_empty_and_missing_files(tmp_path: Path) -> None:
     with pytest.raises(ManifestError, match="the dataset has no item"):
         load_dataset(_write(tmp_path, ""))

@@ -145,7 +145,7 @@ def test_other_strategies_bind_with_their_defaults(binder) -> None:
         ),
         (
             {"type": "summarising", "params": {"trigger": {"type": "token_ratio", "value": 1.5}}},
-            "spec.context_manager.params.trigger.value: Value error, token_ratio value must be in "
+            "spec.context_manager.params.trigger.value: token_ratio value must be in "
             "(0, 1] (got 1.5)",
         ),
         (

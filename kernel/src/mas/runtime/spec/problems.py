@@ -36,7 +36,8 @@ def problems_from_validation(
 
     Pydantic's own location segments for union branches and tagged unions (such as
     ``function-after[...]``, or a discriminator's tag spelled in brackets, ``[turn]``)
-    are dropped so the path matches what the user wrote.
+    are dropped so the path matches what the user wrote; a validator's message comes
+    without pydantic's ``Value error,`` before it.
     """
     problems = []
     for item in error.errors(include_url=False):
@@ -44,6 +45,9 @@ def problems_from_validation(
         message = item["msg"]
         if item["type"] == "extra_forbidden":
             message = "unknown field (not allowed here)"
+        elif item["type"] == "value_error":
+            # A validator's own sentence, without pydantic's "Value error, " before it.
+            message = message.removeprefix("Value error, ")
         problems.append(
             Problem(
                 source=source,

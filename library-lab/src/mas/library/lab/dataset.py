@@ -5,7 +5,7 @@ One item per line::
     {"id": "a-01", "turns": ["text", {"user": "CALL fetch {}", "tool_results": {"fetch": "..."}}],
      "expected_facts": ["INV-1"], "probes": [{"turn": 1, "expected": ["..."]}]}
 
-A turn is a string (the user message) or an object with ``user`` and, for scripted tool
+A turn is a string (the user message, never blank) or an object with ``user`` and, for scripted tool
 calls, ``tool_results``: tool name -> the result it returns (a list of results is
 returned one per call, in order). Every problem of the file is collected before raising.
 
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Discriminator,
@@ -36,12 +37,23 @@ from mas.runtime.spec.manifests import FolderName
 from mas.runtime.spec.problems import problems_from_validation
 
 
+def _not_blank(text: str) -> str:
+    # mas-ctl run refuses a blank turn too: a blank user message is a slip, not a turn.
+    if not text.strip():
+        raise ValueError("must not be blank")
+    return text
+
+
+UserText = Annotated[str, AfterValidator(_not_blank)]
+"""A user message: any text but a blank one."""
+
+
 class Turn(BaseModel):
     """One user turn: the message and the results its scripted tool calls return."""
 
     model_config = ConfigDict(extra="forbid")
 
-    user: str = Field(min_length=1, description="The user message.")
+    user: UserText = Field(description="The user message.")
     tool_results: dict[str, Any] = Field(
         default_factory=dict,
         description="Tool name -> result (or list of results, one per call) for this turn.",
@@ -59,7 +71,7 @@ def _turn_shape(raw: Any) -> str | None:
 
 
 TurnSpec = Annotated[
-    Annotated[str, Tag("[text]")] | Annotated[Turn, Tag("[turn]")],
+    Annotated[UserText, Tag("[text]")] | Annotated[Turn, Tag("[turn]")],
     Discriminator(
         _turn_shape,
         custom_error_type="turn_shape",

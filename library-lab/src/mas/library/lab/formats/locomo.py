@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mas.library.lab.dataset import Item
+from mas.library.lab.dataset import Item, UserText
 from mas.library.lab.formats._shared import answer_text, built_item, parsed
 from mas.runtime.errors import ManifestError, Problem
 
@@ -50,7 +50,7 @@ class Question(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    question: str = Field(min_length=1)
+    question: UserText
     answer: str | int | float | None = None
     adversarial_answer: str | None = None
     evidence: list[str] = Field(default_factory=list)

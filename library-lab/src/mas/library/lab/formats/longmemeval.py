@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mas.library.lab.dataset import Item
+from mas.library.lab.dataset import Item, UserText
 from mas.library.lab.formats._shared import answer_text, built_item, parsed
 from mas.runtime.errors import ManifestError, Problem
 
@@ -43,7 +43,7 @@ class Instance(BaseModel):
 
     question_id: str = Field(min_length=1)
     question_type: str = ""
-    question: str = Field(min_length=1)
+    question: UserText
     answer: str | int | float | None = None
     question_date: str | None = None
     haystack_session_ids: list[str | int] = Field(default_factory=list)
