@@ -79,6 +79,15 @@ def test_limit_reads_only_the_start_of_the_file(tmp_path: Path) -> None:
                               "enclosed in double quotes)"]
 
 
+@pytest.mark.parametrize(("source", "fmt"), [(LOCOMO, "locomo"), (LONGMEMEVAL, "longmemeval")])
+def test_a_file_saved_with_a_byte_order_mark_reads_the_same(tmp_path: Path, source: Path,
+                                                            fmt: str) -> None:
+    marked = tmp_path / source.name
+    marked.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())
+    assert (load_dataset(marked, format=fmt).items
+            == load_dataset(source, format=fmt).items)
+
+
 def test_questions_takes_the_first_n_of_each_item() -> None:
     items = load_dataset(LOCOMO, format="locomo", questions=2).items
     assert [len(i.probes) for i in items] == [2, 1]

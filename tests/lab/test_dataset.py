@@ -148,6 +148,12 @@ def test_a_blank_turn_is_refused_in_either_shape(tmp_path: Path) -> None:
     ]
 
 
+def test_a_byte_order_mark_is_not_part_of_the_first_item(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"id": "a", "turns": ["hi"]}\n{"id": "b", "turns": ["x"]}\n')
+    assert [i.id for i in load_dataset(path).items] == ["a", "b"]
+
+
 def test_empty_and_missing_files(tmp_path: Path) -> None:
     with pytest.raises(ManifestError, match="the dataset has no item"):
         load_dataset(_write(tmp_path, ""))

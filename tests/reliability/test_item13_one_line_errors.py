@@ -102,6 +102,9 @@ except StorageError as exc:
 @pytest.mark.parametrize(("content", "message"), [
     (b'"fine"\n"caf\xe9"\n', "line 2: not UTF-8 text (byte 0xe9 at offset 11); save the file "
                             "as UTF-8"),
+    # After a byte-order mark the offset is still the file's: 3 + 7 + 4.
+    (b'\xef\xbb\xbf"fine"\n"caf\xe9"\n', "line 2: not UTF-8 text (byte 0xe9 at offset 14); "
+                                        "save the file as UTF-8"),
     (b"[" * 200_000 + b"]" * 200_000 + b"\n", "line 1: nested more than 100 levels deep"),
     (b'"a lone \\ud800 surrogate"\n', "line 1: holds a lone surrogate (such as \\ud800), which "
                                      "is not Unicode text"),

@@ -62,6 +62,20 @@ def test_second_run_on_the_same_folder_resumes(write: Callable[[str, str], Path]
     assert load_state(out / "session.json")["turns"] == 5
 
 
+def test_a_turns_file_saved_with_a_byte_order_mark_runs_its_first_turn(
+    write: Callable[[str, str], Path], mas_ctl: Callable[..., object], tmp_path: Path
+) -> None:
+    # Notepad's "UTF-8" starts the file with EF BB BF: line 1 is still the first turn.
+    agent = write("agent.yaml", AGENT)
+    turns = tmp_path / "turns.jsonl"
+    turns.write_bytes(b"\xef\xbb\xbf" + b'"My booking reference is BK-4471."\n"Thanks."\n')
+    result = mas_ctl("run", agent, "--input", turns, "--out", tmp_path / "run")
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    transcript = json.loads((tmp_path / "run" / "transcript.json").read_text())
+    users = [m["content"] for m in transcript["messages"] if m["role"] == "user"]
+    assert users == ["My booking reference is BK-4471.", "Thanks."]
+
+
 def test_bad_input_lines_are_reported_with_line_numbers(
     write: Callable[[str, str], Path], mas_ctl: Callable[..., object], tmp_path: Path
 ) -> None:

@@ -133,6 +133,16 @@ def test_skill_activation_pins_the_body(tmp_path: Path, make_session: Callable[.
     assert any(p["section_id"] == "skills/activated/refunds" for p in result.request.parts)  # type: ignore[union-attr]
 
 
+def test_a_skill_saved_with_a_byte_order_mark_loads_without_it(
+        tmp_path: Path, make_session: Callable[..., AgentSession]) -> None:
+    skill = tmp_path / "skills" / "refunds" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_bytes(b"\xef\xbb\xbfRefunds need approval.")
+    session = make_session(pin="false")
+    result = session.send('CALL activate_skill {"name": "refunds"}')
+    assert '<skill_content name="refunds">\nRefunds need approval.\n' in result.messages[2]["content"]
+
+
 def test_skill_not_pinned_when_pin_activated_is_false(tmp_path: Path, make_session: Callable[..., AgentSession]) -> None:
     skill = tmp_path / "skills" / "refunds" / "SKILL.md"
     skill.parent.mkdir(parents=True)

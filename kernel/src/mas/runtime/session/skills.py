@@ -13,6 +13,7 @@ from pathlib import Path
 from mas.runtime.context import ContextPart
 from mas.runtime.paths import UnreadableFileError, read_regular
 from mas.runtime.session.tools import Tool
+from mas.runtime.spec.jsonl import BOM
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 MAX_SKILL_BYTES = 1 << 20
@@ -49,7 +50,7 @@ class SkillLibrary:
             raw = read_regular(self.root / name / "SKILL.md", MAX_SKILL_BYTES)
         except UnreadableFileError as exc:
             raise ValueError(f"skill {name!r}: {exc.reason}") from None
-        body = raw.decode("utf-8").strip()
+        body = raw.decode("utf-8").removeprefix(BOM).strip()
         self.active[name] = body
         return f'<skill_content name="{name}">\n{body}\n</skill_content>'
 

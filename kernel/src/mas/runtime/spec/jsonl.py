@@ -21,13 +21,15 @@ MAX_DEPTH = 100
 """Deepest nesting of lists and objects accepted on one line."""
 MAX_FILE_BYTES = 256 << 20
 """Largest JSON-lines file read (256 MiB); a pipe or device is refused whatever its size."""
+BOM = "\ufeff"
+"""The byte-order mark some editors (Notepad) put before a UTF-8 file's text."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def read_lines(path: Path, source: str | None = None, what: str = "file") -> list[str]:
-    """The lines of a UTF-8 text file.
+    """The lines of a UTF-8 text file (a leading byte-order mark is not part of them).
 
     :param source: how errors name the file (default: the path).
     :param what: what the file is, in the error (``cannot read dataset: ...``).
@@ -43,7 +45,8 @@ def read_lines(path: Path, source: str | None = None, what: str = "file") -> lis
     except OSError as exc:
         raise ManifestError([Problem(name, "", f"cannot read {what}: {exc.strerror}")]) from None
     try:
-        return data.decode("utf-8").splitlines()
+        # A byte-order mark is how some editors start a UTF-8 file: it is not line 1's text.
+        return data.decode("utf-8").removeprefix(BOM).splitlines()
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ManifestError([Problem(

@@ -32,7 +32,8 @@ def json_array_items(path: Path, source: str, *, limit: int | None = None) -> It
         valid JSON or larger than :data:`MAX_ITEM_BYTES`.
     """
     try:
-        with Path(path).open(encoding="utf-8") as handle:
+        # utf-8-sig: a byte-order mark before the array (some editors write one) is skipped.
+        with Path(path).open(encoding="utf-8-sig") as handle:
             yield from _ArrayReader(handle, source).items(limit)
     except OSError as exc:
         raise ManifestError([Problem(source, "", f"cannot read dataset: {exc.strerror}")]) from None
