@@ -154,6 +154,21 @@ def test_a_byte_order_mark_is_not_part_of_the_first_item(tmp_path: Path) -> None
     assert [i.id for i in load_dataset(path).items] == ["a", "b"]
 
 
+def test_a_misspelt_field_is_refused_not_kept(tmp_path: Path) -> None:
+    # Kept in item.json like any extra key, it would score as no facts or no probes.
+    path = _write(tmp_path, '{"id": "a", "turns": ["hi"], "expected_fact": ["X"], "note": "kept"}',
+                  '{"id": "b", "turn": ["hi"]}',
+                  '{"id": "c", "turns": ["x"], "probe": [{"turn": 0, "expected": ["x"]}]}')
+    with pytest.raises(ManifestError) as caught:
+        load_dataset(path)
+    tail = "? (other keys are kept in item.json)"
+    assert str(caught.value).splitlines() == [
+        f"{path}: line 1.expected_fact: not a field of an item: did you mean 'expected_facts'{tail}",
+        f"{path}: line 2.turn: not a field of an item: did you mean 'turns'{tail}",
+        f"{path}: line 3.probe: not a field of an item: did you mean 'probes'{tail}",
+    ]
+
+
 def test_empty_and_missing_files(tmp_path: Path) -> None:
     with pytest.raises(ManifestError, match="the dataset has no item"):
         load_dataset(_write(tmp_path, ""))

@@ -15,6 +15,7 @@ into the same items; :func:`load_dataset` picks the reader from ``format``.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -336,10 +337,19 @@ def _load_jsonl(path: Path, name: str, limit: int | None) -> Dataset:
         if not isinstance(data, dict):
             problems.append(Problem(name, where, "an item must be a JSON object", data, True))
             continue
+        misspelt = misspelt_fields(data)
+        problems.extend(Problem(name, f"{where}.{key}", f"not a field of an item: did you mean "
+                                f"{field!r}? (other keys are kept in item.json)")
+                        for key, field in misspelt.items())
         try:
             item = Item.model_validate(data)
         except ValidationError as exc:
-            problems.extend(problems_from_validation(exc, name, where))
+            # "turns: Field required" beside "turn: did you mean 'turns'?" says it twice.
+            meant = {f"{where}.{field}" for field in misspelt.values()}
+            problems.extend(p for p in problems_from_validation(exc, name, where)
+                            if not (p.location in meant and not p.has_value))
+            continue
+        if misspelt:
             continue
         if item.id in seen:
             problems.append(Problem(name, f"{where}.id",
@@ -355,6 +365,20 @@ def _load_jsonl(path: Path, name: str, limit: int | None) -> Dataset:
     if problems:
         raise ManifestError(problems)
     return Dataset(path, items)
+
+
+def misspelt_fields(data: dict[str, Any]) -> dict[str, str]:
+    """The keys of an item that read as one of its fields misspelt (``expected_fact``,
+    ``probe``), each with the field it reads as. Any other key is kept in ``item.json``;
+    one of these would be kept too, and the facts or probes it meant to give would be
+    scored as none, without a word."""
+    fields = list(Item.model_fields)
+    found = {}
+    for key in data:
+        if key not in Item.model_fields and (close := difflib.get_close_matches(
+                key, fields, n=1, cutoff=0.8)):
+            found[key] = close[0]
+    return found
 
 
 def probe_problems(item: Item, source: str, where: str) -> list[Problem]:
