@@ -37,7 +37,8 @@ def test_each_input_changes_the_fingerprint(tmp_path: Path, change: str) -> None
         path.write_text(path.read_text().replace("250", "260"))
     elif change == "dataset":
         path = folder / "dataset.jsonl"
-        path.write_text(path.read_text().replace("a", "b", 1))
+        # A change to what a turn says (the first "a" of the file is in a key's name).
+        path.write_text(path.read_text().replace('"turns": ["', '"turns": ["Hi. ', 1))
     else:
         config.write_text("defaults: {model: offline/mini}\n")
     assert _print(folder, config) != before
