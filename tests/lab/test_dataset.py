@@ -127,7 +127,8 @@ def test_a_wrong_turn_is_one_problem_about_the_shape_it_meant(tmp_path: Path) ->
         load_dataset(path)
     lines = str(caught.value).splitlines()
     assert lines == [
-        f"{path}: line 1.turns[1].tool_result: unknown field (not allowed here) (got {{}})",
+        f"{path}: line 1.turns[1].tool_result: unknown field (not allowed here); did you mean "
+        "'tool_results'? (got {})",
         f'{path}: line 2.turns[0]: a turn is a string or an object {{"user": ..., '
         '"tool_results": {...}} (got 3)',
         f'{path}: line 3.probes[0].question: a turn is a string or an object '

@@ -129,14 +129,16 @@ def test_other_strategies_bind_with_their_defaults(binder) -> None:
         ),
         (
             {"type": "summarising", "params": {"keep_turn": 3}},
-            "spec.context_manager.params.keep_turn: unknown field (not allowed here) (got 3)",
+            "spec.context_manager.params.keep_turn: unknown field (not allowed here); "
+            "did you mean 'keep_turns'? (got 3)",
         ),
         (
             {
                 "type": "summarising",
                 "params": {"summarizer": {"type": "llm", "params": {"modle": "x"}}},
             },
-            "spec.context_manager.params.summarizer.params.modle: unknown field (not allowed here)",
+            "spec.context_manager.params.summarizer.params.modle: unknown field (not allowed "
+            "here); did you mean 'model'?",
         ),
         (
             {"type": "summarising", "params": {"summarizer": "dorp"}},

@@ -70,9 +70,8 @@ def bind(kind: str, binding: Binding, ctx: BindContext) -> Any:
     try:
         params = entry.validate_params(binding.params)
     except ValidationError as exc:
-        raise ManifestError(
-            problems_from_validation(exc, ctx.source, _at(ctx.location, "params"))
-        ) from exc
+        raise ManifestError(problems_from_validation(
+            exc, ctx.source, _at(ctx.location, "params"), model=entry.params)) from exc
     try:
         return entry.factory(params, ctx)
     except ValidationError as exc:

@@ -183,7 +183,7 @@ def _validate(model: type[BaseModel], doc: RawDocument, problems: list[Problem])
     try:
         return model.model_validate(doc.data)
     except ValidationError as exc:
-        problems.extend(problems_from_validation(exc, doc.source))
+        problems.extend(problems_from_validation(exc, doc.source, model=model))
         return None
 
 

@@ -197,7 +197,7 @@ def _config(path: Path | None, metrics: tuple[str, ...], prompt_metrics: tuple[s
     try:
         return EvalConfig.model_validate(raw)
     except ValidationError as exc:
-        raise ManifestError(problems_from_validation(exc, source)) from None
+        raise ManifestError(problems_from_validation(exc, source, model=EvalConfig)) from None
 
 
 def _prompt_metric(text: str) -> dict[str, str]:

@@ -346,7 +346,7 @@ def _load_jsonl(path: Path, name: str, limit: int | None) -> Dataset:
         except ValidationError as exc:
             # "turns: Field required" beside "turn: did you mean 'turns'?" says it twice.
             meant = {f"{where}.{field}" for field in misspelt.values()}
-            problems.extend(p for p in problems_from_validation(exc, name, where)
+            problems.extend(p for p in problems_from_validation(exc, name, where, Item)
                             if not (p.location in meant and not p.has_value))
             continue
         if misspelt:

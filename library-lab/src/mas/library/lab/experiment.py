@@ -213,7 +213,7 @@ def _apply_patch(manifests: ManifestSet, patch: dict[str, Any], source: str, whe
         try:
             loaded.agent = Agent.model_validate(data)
         except ValidationError as exc:
-            found = problems_from_validation(exc, source)
+            found = problems_from_validation(exc, source, model=Agent)
             # The patch is of the spec: locate problems inside the patch, not the agent.
             raise ManifestError([replace(p, location=where + p.location.removeprefix("spec"))
                                  for p in found]) from None

@@ -182,7 +182,8 @@ def runner_settings(experiment: LabExperiment, path: Path, *, backend: str | Non
     try:
         runner = Runner.model_validate(settings)
     except ValidationError as exc:
-        raise ManifestError(problems_from_validation(exc, str(path), "--backend")) from None
+        raise ManifestError(problems_from_validation(exc, str(path), "--backend",
+                                                     model=Runner)) from None
     where = "--address" if address else "experiment.runner.address"
     if runner.backend == "local" and runner.address:
         raise ManifestError([Problem(str(path), where, "only the ray backend joins a cluster "

@@ -137,7 +137,8 @@ def _plan(runtime: Runtime, spec: StepSpec, where: str, source: str,
     try:
         params = entry.validate_params(spec.config)
     except ValidationError as exc:
-        problems.extend(problems_from_validation(exc, source, f"{where}.config"))
+        problems.extend(problems_from_validation(exc, source, f"{where}.config",
+                                                model=entry.params))
         return None
     return PlannedStep(spec, entry, params, where)
 

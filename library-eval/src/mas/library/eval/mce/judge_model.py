@@ -105,7 +105,7 @@ def eval_steps(manifests: ManifestSet) -> dict[str, EvalConfig]:
             steps[step.step_name] = EvalConfig.model_validate(step.config)
         except ValidationError as exc:
             problems.extend(problems_from_validation(
-                exc, source, f"experiment.application.post[{index}].config"))
+                exc, source, f"experiment.application.post[{index}].config", model=EvalConfig))
     if problems:
         raise ManifestError(problems)
     return steps
