@@ -170,6 +170,13 @@ def test_a_misspelt_field_is_refused_not_kept(tmp_path: Path) -> None:
     ]
 
 
+def test_a_key_holding_a_fields_whole_name_is_a_kept_extra(tmp_path: Path) -> None:
+    # Close to a field by spelling, but deliberate: refusing them would leave no way to keep them.
+    path = _write(tmp_path, '{"id": "a", "turns": ["hi"], "probes_v2": [1], "ids": [2]}')
+    item = load_dataset(path).items[0]
+    assert item.record()["probes_v2"] == [1] and item.record()["ids"] == [2]
+
+
 def test_empty_and_missing_files(tmp_path: Path) -> None:
     with pytest.raises(ManifestError, match="the dataset has no item"):
         load_dataset(_write(tmp_path, ""))

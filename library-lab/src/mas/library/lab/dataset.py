@@ -5,9 +5,10 @@ One item per line::
     {"id": "a-01", "turns": ["text", {"user": "CALL fetch {}", "tool_results": {"fetch": "..."}}],
      "expected_facts": ["INV-1"], "probes": [{"turn": 1, "expected": ["..."]}]}
 
-A turn is a string (the user message, never blank) or an object with ``user`` and, for scripted tool
-calls, ``tool_results``: tool name -> the result it returns (a list of results is
-returned one per call, in order). Every problem of the file is collected before raising.
+A turn is a string (the user message, never blank) or an object with ``user`` and, for
+scripted tool calls, ``tool_results``: tool name -> the result it returns (a list of
+results is returned one per call, in order). Every problem of the file is collected
+before raising.
 
 The public benchmark formats (LoCoMo, LongMemEval) are read by :mod:`mas.library.lab.formats`
 into the same items; :func:`load_dataset` picks the reader from ``format``.
@@ -346,7 +347,7 @@ def _load_jsonl(path: Path, name: str, limit: int | None) -> Dataset:
         except ValidationError as exc:
             # "turns: Field required" beside "turn: did you mean 'turns'?" says it twice.
             meant = {f"{where}.{field}" for field in misspelt.values()}
-            problems.extend(p for p in problems_from_validation(exc, name, where, Item)
+            problems.extend(p for p in problems_from_validation(exc, name, where, model=Item)
                             if not (p.location in meant and not p.has_value))
             continue
         if misspelt:
@@ -371,12 +372,14 @@ def misspelt_fields(data: dict[str, Any]) -> dict[str, str]:
     """The keys of an item that read as one of its fields misspelt (``expected_fact``,
     ``probe``), each with the field it reads as. Any other key is kept in ``item.json``;
     one of these would be kept too, and the facts or probes it meant to give would be
-    scored as none, without a word."""
+    scored as none, without a word. A key that holds a field's whole name
+    (``probes_v2``, ``ids``) is a deliberate extra, not a slip, and is kept."""
     fields = list(Item.model_fields)
     found = {}
     for key in data:
-        if key not in Item.model_fields and (close := difflib.get_close_matches(
-                key, fields, n=1, cutoff=0.8)):
+        if key in Item.model_fields or any(name in key for name in fields):
+            continue
+        if close := difflib.get_close_matches(key, fields, n=1, cutoff=0.8):
             found[key] = close[0]
     return found
 

@@ -104,7 +104,7 @@ def bind_metrics(
         try:
             binding = Binding.model_validate(raw)
         except ValidationError as exc:
-            problems.extend(problems_from_validation(exc, source, at, Binding))
+            problems.extend(problems_from_validation(exc, source, at, model=Binding))
             continue
         try:
             entry = registry.get(binding.type)
@@ -114,7 +114,8 @@ def bind_metrics(
                                     f"{available_ids(runtime)}", raw, True))
             continue
         except ValidationError as exc:
-            problems.extend(problems_from_validation(exc, source, f"{at}.params", entry.params))
+            problems.extend(problems_from_validation(exc, source, f"{at}.params",
+                                                     model=entry.params))
             continue
         bound.append(entry.factory(params, None))
     for index, item in enumerate(prompt_metrics):
@@ -123,7 +124,8 @@ def bind_metrics(
             params = item if isinstance(item, PromptMetricParams) else \
                 PromptMetricParams.model_validate(item)
         except ValidationError as exc:
-            problems.extend(problems_from_validation(exc, source, at, PromptMetricParams))
+            problems.extend(problems_from_validation(exc, source, at,
+                                                     model=PromptMetricParams))
             continue
         if params.id in registry:
             problems.append(Problem(source, f"{at}.id", "clashes with a registered metric id; "

@@ -25,7 +25,7 @@ def parsed(model: type[Model], data: Any, source: str, where: str) -> Model:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise ManifestError(problems_from_validation(exc, source, where, model)) from None
+        raise ManifestError(problems_from_validation(exc, source, where, model=model)) from None
 
 
 def built_item(data: dict[str, Any], source: str, where: str, id_field: str) -> Item:
